@@ -1,0 +1,126 @@
+package dev.fencing.migrations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.jspecify.annotations.Nullable;
+
+/** Calls the fence's SQL functions over plain JDBC, as any client would. Test code only. */
+final class Fence {
+  /** SQLSTATEs of the fence (see V2__fencing_functions.sql). */
+  static final String STALE = "ZF001";
+
+  static final String MISSING = "ZF002";
+  static final String NEVER_ISSUED = "ZF003";
+  static final String INVALID_RESOURCE = "ZF004";
+  static final String NOT_HELD = "ZF005";
+  static final String INVALID_ARGUMENT = "ZF006";
+  static final String HANDOVER_TIMEOUT = "ZF007";
+
+  /** The outcome of try_acquire. */
+  record Acquired(boolean acquired, @Nullable Long token, @Nullable String holder) {}
+
+  private Fence() {}
+
+  static Acquired tryAcquire(Connection c, String resource, String holder, Duration ttl)
+      throws SQLException {
+    return tryAcquire(c, resource, holder, ttl, Duration.ofSeconds(5));
+  }
+
+  static Acquired tryAcquire(
+      Connection c, String resource, String holder, Duration ttl, Duration handoverTimeout)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT acquired, token, holder FROM fencing.try_acquire(?, ?,"
+                + " make_interval(secs => ?), make_interval(secs => ?))")) {
+      ps.setString(1, resource);
+      ps.setString(2, holder);
+      ps.setDouble(3, ttl.toNanos() / 1e9);
+      ps.setDouble(4, handoverTimeout.toNanos() / 1e9);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long token = rs.getLong(2);
+        return new Acquired(rs.getBoolean(1), rs.wasNull() ? null : token, rs.getString(3));
+      }
+    }
+  }
+
+  /** Acquires and returns the token, failing the test if the lease was not granted. */
+  static long acquire(Connection c, String resource, String holder, Duration ttl)
+      throws SQLException {
+    Acquired a = tryAcquire(c, resource, holder, ttl);
+    assertThat(a.acquired()).as("lease on %s granted to %s", resource, holder).isTrue();
+    return a.token();
+  }
+
+  static long check(Connection c, String resource, @Nullable Long token) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_token(?, ?)")) {
+      ps.setString(1, resource);
+      ps.setObject(2, token, java.sql.Types.BIGINT);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  static boolean release(Connection c, String resource, long token) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT fencing.release(?, ?)")) {
+      ps.setString(1, resource);
+      ps.setLong(2, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  static void renew(Connection c, String resource, long token, Duration ttl) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT fencing.renew(?, ?, make_interval(secs => ?))")) {
+      ps.setString(1, resource);
+      ps.setLong(2, token);
+      ps.setDouble(3, ttl.toNanos() / 1e9);
+      ps.executeQuery().close();
+    }
+  }
+
+  static long maxSeen(Connection c, String resource) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT max_seen FROM fencing.status(?)")) {
+      ps.setString(1, resource);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  static void execute(Connection c, String sql) throws SQLException {
+    try (var s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  static long count(Connection c, String sql) throws SQLException {
+    try (var s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Runs {@code call}, asserts it fails with {@code sqlState}, and returns the exception. */
+  static SQLException assertFails(String sqlState, ThrowingCallable call) {
+    SQLException e = catchThrowableOfType(SQLException.class, call);
+    assertThat((Object) e).as("expected SQLSTATE %s", sqlState).isNotNull();
+    assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo(sqlState);
+    return e;
+  }
+}
