@@ -147,16 +147,17 @@ $$;
 -- Compare
 -- ---------------------------------------------------------------------------------------------
 
--- check_token(resource, token): call inside the writer's transaction, before its writes.
+-- fence(resource, token), behind check_token and check_tokens: call inside the writer's
+-- transaction, before its writes.
 --   token < max_seen  -> ZF001 stale          token = max_seen -> accepted
 --   token > max_seen  -> advance (external resources; never issued for local ones: ZF003)
 -- An accepted check keeps a row lock on the resource until the transaction ends, so no newer token
 -- can be issued or accepted meanwhile; same-token writers share it (FOR SHARE) and run concurrently.
 -- A ROLLBACK TO SAVEPOINT that undoes the check releases the lock: check again after it.
 -- Strict resources: each token admits exactly one write transaction (the row is updated instead).
-CREATE FUNCTION ${flyway:defaultSchema}.check_token(p_resource text, p_token bigint)
-    RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
+CREATE FUNCTION ${flyway:defaultSchema}.fence(p_resource text, p_token bigint)
+    RETURNS boolean -- true when this call advanced max_seen
+    LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -171,11 +172,11 @@ BEGIN
          WHERE id = r.id AND max_seen <= p_token AND last_used < p_token
            AND (issuer = 'external' OR p_token <= last_issued);
         IF FOUND THEN
-            RETURN p_token;
+            RETURN p_token > r.max_seen;
         END IF;
         SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
         IF r.last_used = p_token AND r.last_used_xid = pg_current_xact_id() THEN
-            RETURN p_token; -- this transaction already used it
+            RETURN false; -- this transaction already used it
         END IF;
         PERFORM ${flyway:defaultSchema}.refuse(r, p_token);
         RAISE EXCEPTION 'fencing: strict check of % on "%" fell through', p_token, r.name; -- unreachable
@@ -186,7 +187,7 @@ BEGIN
         UPDATE ${flyway:defaultSchema}.resource SET max_seen = p_token, updated_at = now()
          WHERE id = r.id AND max_seen < p_token;
         IF FOUND THEN
-            RETURN p_token;
+            RETURN true;
         END IF;
         -- a concurrent transaction advanced it first: judge against the new value below
     END IF;
@@ -197,7 +198,46 @@ BEGIN
         PERFORM ${flyway:defaultSchema}.refuse(r, p_token);
         RAISE EXCEPTION 'fencing: check of % on "%" fell through', p_token, r.name; -- unreachable
     END IF;
+    RETURN false;
+END
+$$;
+
+-- check_token(resource, token): the fence for one resource; returns the token.
+CREATE FUNCTION ${flyway:defaultSchema}.check_token(p_resource text, p_token bigint)
+    RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM ${flyway:defaultSchema}.fence(p_resource, p_token);
     RETURN p_token;
+END
+$$;
+
+-- check_tokens(resources, tokens): check_token for several resources at once, in one round trip,
+-- always in the order of the resource names, so two writers never deadlock on the fence.
+CREATE FUNCTION ${flyway:defaultSchema}.check_tokens(p_resources text[], p_tokens bigint[])
+    RETURNS integer -- how many resources this call advanced
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    pair record;
+    advanced integer := 0;
+BEGIN
+    IF p_resources IS NULL OR p_tokens IS NULL
+       OR coalesce(array_length(p_resources, 1), 0) <> coalesce(array_length(p_tokens, 1), 0) THEN
+        PERFORM ${flyway:defaultSchema}.raise_error('ZF006',
+            'check_tokens takes two arrays of the same length: resources and their tokens',
+            jsonb_build_object('resources', p_resources, 'tokens', p_tokens));
+    END IF;
+    FOR pair IN SELECT r, t FROM unnest(p_resources, p_tokens) AS u(r, t) ORDER BY r COLLATE "C", t
+    LOOP
+        IF ${flyway:defaultSchema}.fence(pair.r, pair.t) THEN
+            advanced := advanced + 1;
+        END IF;
+    END LOOP;
+    RETURN advanced;
 END
 $$;
 
@@ -501,6 +541,7 @@ $owner$;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA ${flyway:defaultSchema} FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
     ${flyway:defaultSchema}.check_token(text, bigint),
+    ${flyway:defaultSchema}.check_tokens(text[], bigint[]),
     ${flyway:defaultSchema}.record_rejection(text, bigint, text),
     ${flyway:defaultSchema}.create_resource(text, boolean, boolean),
     ${flyway:defaultSchema}.try_acquire(text, text, interval, interval),
