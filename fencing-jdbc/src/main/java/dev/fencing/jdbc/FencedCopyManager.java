@@ -1,0 +1,121 @@
+package dev.fencing.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Reader;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyDual;
+import org.postgresql.copy.CopyIn;
+import org.postgresql.copy.CopyManager;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.util.ByteStreamWriter;
+
+/**
+ * pgjdbc's COPY API, fenced: what {@code unwrap(PGConnection.class).getCopyAPI()} returns on a
+ * {@link FencedDataSource} connection. COPY ... FROM is a write and is checked first; a streaming
+ * COPY ({@link #copyIn(String)}, {@link #copyDual(String)}) in autocommit mode cannot be made one
+ * transaction with its check and is refused.
+ */
+final class FencedCopyManager extends CopyManager {
+  private final FencedConnection connection;
+
+  private FencedCopyManager(FencedConnection connection, BaseConnection base) throws SQLException {
+    super(base);
+    this.connection = connection;
+  }
+
+  /** A PGConnection view of {@code connection} whose COPY API is fenced. */
+  static PGConnection pgConnection(FencedConnection connection, PGConnection raw) {
+    return (PGConnection)
+        Proxy.newProxyInstance(
+            FencedCopyManager.class.getClassLoader(),
+            new Class<?>[] {PGConnection.class},
+            (self, method, args) -> {
+              if (method.getName().equals("getCopyAPI")) {
+                return new FencedCopyManager(
+                    connection, connection.raw().unwrap(BaseConnection.class));
+              }
+              try {
+                return method.invoke(raw, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+  }
+
+  @Override
+  public CopyIn copyIn(String sql) throws SQLException {
+    requireTransactionForStreaming(sql);
+    return (CopyIn) sqlOnly(() -> connection.execute(sql, () -> super.copyIn(sql)));
+  }
+
+  @Override
+  public CopyDual copyDual(String sql) throws SQLException {
+    requireTransactionForStreaming(sql);
+    return (CopyDual) sqlOnly(() -> connection.execute(sql, () -> super.copyDual(sql)));
+  }
+
+  @Override
+  public long copyIn(String sql, Reader from) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+  }
+
+  @Override
+  public long copyIn(String sql, Reader from, int bufferSize) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from, bufferSize)));
+  }
+
+  @Override
+  public long copyIn(String sql, InputStream from) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+  }
+
+  @Override
+  public long copyIn(String sql, InputStream from, int bufferSize)
+      throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from, bufferSize)));
+  }
+
+  @Override
+  public long copyIn(String sql, ByteStreamWriter from) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+  }
+
+  private void requireTransactionForStreaming(String sql) throws SQLException {
+    if (connection.raw().getAutoCommit()
+        && SqlClassifier.mayWrite(sql)
+        && !Fencing.current().isEmpty()) {
+      throw new SQLException(
+          "a streaming COPY cannot be fenced in autocommit mode (its check and its rows would be"
+              + " separate transactions): call setAutoCommit(false) first, or use copyIn(sql,"
+              + " Reader/InputStream), which runs as one transaction: "
+              + sql,
+          "25000");
+    }
+  }
+
+  private static @Nullable Object sqlOnly(FencedConnection.JdbcCall call) throws SQLException {
+    try {
+      return call.call();
+    } catch (SQLException | RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new SQLException(t);
+    }
+  }
+
+  private static @Nullable Object io(FencedConnection.JdbcCall call)
+      throws SQLException, IOException {
+    try {
+      return call.call();
+    } catch (SQLException | IOException | RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new SQLException(t);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+package dev.fencing.jdbc;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.Objects;
+import java.util.logging.Logger;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link DataSource} whose connections carry the tokens bound with {@link Fencing#bind}: before
+ * the first write of each transaction they ask PostgreSQL to check every bound token, in the same
+ * transaction, on the same connection. Later writes of the transaction cost nothing more; plain
+ * reads never pay. A refused write throws a {@link FencingRefusedException} after the transaction
+ * was rolled back: nothing of it is written.
+ *
+ * <p>Wrap the pool or be wrapped by it: {@code FencedDataSource.wrap(hikari)} or a HikariCP pool
+ * whose {@code dataSource} is a {@code FencedDataSource}; both work, because tokens are read from
+ * the writing thread at each statement and the check's state ends with each transaction.
+ *
+ * <p>Which statements write is decided from their SQL text, conservatively: anything not
+ * recognisably a plain read (SELECT without row locks or unknown functions, SHOW, EXPLAIN, ...) is
+ * fenced — including {@code WITH ... AS (UPDATE ...)}, {@code SELECT my_function()}, batches and
+ * {@code COPY ... FROM} through {@code unwrap(PGConnection.class).getCopyAPI()}. A write in
+ * autocommit mode is made one transaction with its check. Driver exceptions pass through unchanged.
+ */
+public final class FencedDataSource implements DataSource {
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
+  private final DataSource target;
+  private final boolean requireToken;
+  private final TokenChecker checker;
+
+  private FencedDataSource(Builder builder) {
+    this.target = builder.target;
+    this.requireToken = builder.requireToken;
+    this.checker =
+        new TokenChecker(
+            builder.schema, builder.recordRejections, FencingMetrics.create(builder.meterRegistry));
+  }
+
+  /** Fences {@code target} with the defaults. */
+  public static FencedDataSource wrap(DataSource target) {
+    return builder(target).build();
+  }
+
+  /** Starts a configuration fencing {@code target}. */
+  public static Builder builder(DataSource target) {
+    return new Builder(target);
+  }
+
+  @Override
+  public Connection getConnection() throws SQLException {
+    return FencedConnection.wrap(target.getConnection(), checker, requireToken);
+  }
+
+  @Override
+  public Connection getConnection(String username, String password) throws SQLException {
+    return FencedConnection.wrap(target.getConnection(username, password), checker, requireToken);
+  }
+
+  @Override
+  public PrintWriter getLogWriter() throws SQLException {
+    return target.getLogWriter();
+  }
+
+  @Override
+  public void setLogWriter(PrintWriter out) throws SQLException {
+    target.setLogWriter(out);
+  }
+
+  @Override
+  public void setLoginTimeout(int seconds) throws SQLException {
+    target.setLoginTimeout(seconds);
+  }
+
+  @Override
+  public int getLoginTimeout() throws SQLException {
+    return target.getLoginTimeout();
+  }
+
+  @Override
+  public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+    return target.getParentLogger();
+  }
+
+  @Override
+  public <T> T unwrap(Class<T> iface) throws SQLException {
+    return iface.isInstance(this) ? iface.cast(this) : target.unwrap(iface);
+  }
+
+  @Override
+  public boolean isWrapperFor(Class<?> iface) throws SQLException {
+    return iface.isInstance(this) || iface.isInstance(target) || target.isWrapperFor(iface);
+  }
+
+  @Override
+  public String toString() {
+    return "FencedDataSource[" + target + "]";
+  }
+
+  /** Configuration of a {@link FencedDataSource}; validated as it is set. */
+  public static final class Builder {
+    private final DataSource target;
+    private String schema = "fencing";
+    private boolean requireToken;
+    private boolean recordRejections = true;
+    private @Nullable Object meterRegistry;
+
+    private Builder(DataSource target) {
+      this.target = Objects.requireNonNull(target, "target");
+    }
+
+    /** The schema the fence's migrations were applied to (default {@code fencing}). */
+    public Builder schema(String schema) {
+      Objects.requireNonNull(schema, "schema");
+      if (!IDENTIFIER.matcher(schema).matches()) {
+        throw new IllegalArgumentException(
+            "schema must be a lower-case SQL identifier ([a-z_][a-z0-9_]*), was '" + schema + "'");
+      }
+      this.schema = schema;
+      return this;
+    }
+
+    /**
+     * When true, a write with no token bound is refused with {@link MissingFencingTokenException}
+     * (default false: writes with no token bound are not fenced).
+     */
+    public Builder requireToken(boolean requireToken) {
+      this.requireToken = requireToken;
+      return this;
+    }
+
+    /**
+     * Whether a refusal by the database is recorded in the fence's rejection log, in a transaction
+     * of its own right after the rollback (default true).
+     */
+    public Builder recordRejections(boolean recordRejections) {
+      this.recordRejections = recordRejections;
+      return this;
+    }
+
+    /**
+     * The Micrometer {@code MeterRegistry} for the fence's counters and check latency (default:
+     * Micrometer's global registry when Micrometer is on the classpath).
+     */
+    public Builder meterRegistry(Object meterRegistry) {
+      this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+      return this;
+    }
+
+    /** Builds the fenced data source. */
+    public FencedDataSource build() {
+      return new FencedDataSource(this);
+    }
+  }
+}

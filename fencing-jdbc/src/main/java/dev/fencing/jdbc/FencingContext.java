@@ -1,0 +1,103 @@
+package dev.fencing.jdbc;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An immutable set of bound tokens, at most one per resource: what {@link Fencing#current()}
+ * returns, and what {@link #wrap(Runnable)} carries to another thread.
+ */
+public final class FencingContext {
+  static final FencingContext EMPTY = new FencingContext(List.of());
+
+  /** A bound token, with the lease it came from if any (so a lost lease stops being carried). */
+  record Binding(FencingToken token, @Nullable Lease lease) {}
+
+  private final List<Binding> bindings;
+
+  private FencingContext(List<Binding> bindings) {
+    this.bindings = bindings;
+  }
+
+  /** The bound tokens, in the order they were bound. */
+  public List<FencingToken> tokens() {
+    List<FencingToken> tokens = new ArrayList<>(bindings.size());
+    bindings.forEach(b -> tokens.add(b.token()));
+    return Collections.unmodifiableList(tokens);
+  }
+
+  /** Whether no token is bound. */
+  public boolean isEmpty() {
+    return bindings.isEmpty();
+  }
+
+  List<Binding> bindings() {
+    return bindings;
+  }
+
+  /** This context plus {@code added}; a resource bound twice must carry the same token. */
+  FencingContext with(List<Binding> added) {
+    List<Binding> merged = new ArrayList<>(bindings);
+    for (Binding b : added) {
+      Binding existing = find(merged, b.token().resource());
+      if (existing == null) {
+        merged.add(b);
+      } else if (existing.token().value() != b.token().value()) {
+        throw new IllegalStateException(
+            "resource "
+                + b.token().resource()
+                + " is already bound to token "
+                + existing.token().value()
+                + " in this scope; cannot also bind token "
+                + b.token().value());
+      }
+    }
+    return merged.size() == bindings.size() ? this : new FencingContext(List.copyOf(merged));
+  }
+
+  private static @Nullable Binding find(List<Binding> bindings, String resource) {
+    for (Binding b : bindings) {
+      if (b.token().resource().equals(resource)) {
+        return b;
+      }
+    }
+    return null;
+  }
+
+  /** Binds this context on the calling thread (explicit propagation); close the scope after. */
+  public FencingScope bind() {
+    return Fencing.install(bindings);
+  }
+
+  /** {@code task} run with this context bound, on whatever thread runs it. */
+  public Runnable wrap(Runnable task) {
+    return () -> {
+      FencingScope scope = bind();
+      try {
+        task.run();
+      } finally {
+        scope.close();
+      }
+    };
+  }
+
+  /** {@code task} called with this context bound, on whatever thread calls it. */
+  public <T> Callable<T> wrap(Callable<T> task) {
+    return () -> {
+      FencingScope scope = bind();
+      try {
+        return task.call();
+      } finally {
+        scope.close();
+      }
+    };
+  }
+
+  @Override
+  public String toString() {
+    return "FencingContext" + tokens();
+  }
+}

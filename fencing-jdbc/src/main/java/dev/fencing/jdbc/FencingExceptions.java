@@ -1,0 +1,114 @@
+package dev.fencing.jdbc;
+
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
+
+/**
+ * Finds the fence's refusal in whatever wraps it:
+ *
+ * <pre>{@code
+ * catch (RuntimeException e) {   // PersistenceException, DataAccessException, ...
+ *   if (FencingExceptions.find(e).isPresent()) { ...this client lost the lease: stop... }
+ * }
+ * }</pre>
+ */
+public final class FencingExceptions {
+  private static final Pattern NUMBER_FIELD = Pattern.compile("\"(\\w+)\": (-?\\d+)");
+
+  private FencingExceptions() {}
+
+  /**
+   * The refusal in {@code failure}'s cause chain (causes, suppressed exceptions and {@link
+   * SQLException#getNextException()}), translating a raw driver exception with a fence SQLSTATE.
+   */
+  public static Optional<FencingRefusedException> find(@Nullable Throwable failure) {
+    Deque<Throwable> todo = new ArrayDeque<>();
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    if (failure != null) {
+      todo.add(failure);
+    }
+    while (!todo.isEmpty()) {
+      Throwable t = todo.poll();
+      if (!seen.add(t)) {
+        continue;
+      }
+      if (t instanceof FencingRefusedException refused) {
+        return Optional.of(refused);
+      }
+      if (t instanceof SQLException sql) {
+        FencingRefusedException translated = translate(sql, null, null);
+        if (translated != null) {
+          return Optional.of(translated);
+        }
+        if (sql.getNextException() != null) {
+          todo.add(sql.getNextException());
+        }
+      }
+      if (t.getCause() != null) {
+        todo.add(t.getCause());
+      }
+      Collections.addAll(todo, t.getSuppressed());
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The refusal an SQLException from the fence's SQL stands for, or null if it is not a refusal.
+   * The resource and token come from the server's DETAIL; {@code resource} and {@code token} fill
+   * in what it lacks.
+   */
+  static @Nullable FencingRefusedException translate(
+      SQLException e, @Nullable String resource, @Nullable Long token) {
+    Optional<FencingSqlState> state = FencingSqlState.of(e.getSQLState());
+    if (state.isEmpty()) {
+      return null;
+    }
+    String detail = null;
+    String message = e.getMessage();
+    if (e instanceof PSQLException psql) {
+      ServerErrorMessage server = psql.getServerErrorMessage();
+      if (server != null) {
+        detail = server.getDetail();
+        message = server.getMessage();
+      }
+    }
+    String res = resource;
+    Long presented = token;
+    Long maxSeen = null;
+    if (detail != null) {
+      Matcher resourceField = Pattern.compile("\"resource\": \"([^\"]*)\"").matcher(detail);
+      if (resourceField.find()) {
+        res = resourceField.group(1);
+      }
+      Matcher m = NUMBER_FIELD.matcher(detail);
+      while (m.find()) {
+        if (m.group(1).equals("token")) {
+          presented = Long.valueOf(m.group(2));
+        } else if (m.group(1).equals("max_seen")) {
+          maxSeen = Long.valueOf(m.group(2));
+        }
+      }
+    }
+    String name = res == null ? "?" : res;
+    String text = message == null ? e.toString() : message;
+    String code = state.get().code();
+    return switch (state.get()) {
+      case STALE_TOKEN -> new StaleFencingTokenException(text, code, name, presented, maxSeen, e);
+      case MISSING_TOKEN -> new MissingFencingTokenException(text, code, name, presented, maxSeen, e);
+      case TOKEN_NEVER_ISSUED ->
+          new FencingTokenNeverIssuedException(text, code, name, presented, maxSeen, e);
+      case LEASE_NOT_HELD -> new LeaseLostException(text, code, name, presented, maxSeen, e);
+      default -> null;
+    };
+  }
+}
