@@ -193,7 +193,25 @@ BEGIN
     END IF;
 
     -- The locking read runs only when no UPDATE above matched: never FOR SHARE followed by UPDATE.
-    SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
+    IF current_setting('transaction_isolation') = 'read committed' THEN
+        SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
+    ELSE
+        -- Under REPEATABLE READ / SERIALIZABLE a row updated after the snapshot cannot be locked
+        -- (40001). Every such update raised max_seen, so a token not above the snapshot's max_seen
+        -- is certainly stale: say so, rather than invite a retry. (A subtransaction, so only here.)
+        BEGIN
+            SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
+        EXCEPTION WHEN serialization_failure THEN
+            IF p_token <= r.max_seen THEN
+                PERFORM ${flyway:defaultSchema}.raise_error('ZF001',
+                    format('stale fencing token %s for resource "%s": a newer token was issued after this transaction began',
+                           p_token, r.name),
+                    jsonb_build_object('resource', r.name, 'token', p_token, 'max_seen', NULL, 'reason', 'stale_token'),
+                    'this client no longer holds the lease; do not retry the transaction');
+            END IF;
+            RAISE;
+        END;
+    END IF;
     IF p_token <> r.max_seen THEN
         PERFORM ${flyway:defaultSchema}.refuse(r, p_token);
         RAISE EXCEPTION 'fencing: check of % on "%" fell through', p_token, r.name; -- unreachable
