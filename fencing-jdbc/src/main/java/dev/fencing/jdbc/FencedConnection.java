@@ -56,7 +56,8 @@ final class FencedConnection implements InvocationHandler {
       throws Throwable {
     switch (method.getName()) {
       case "createStatement":
-        return FencedStatement.wrap(this, (Statement) invokeRaw(method, args), Statement.class, null);
+        return FencedStatement.wrap(
+            this, (Statement) invokeRaw(method, args), Statement.class, null);
       case "prepareStatement":
         return FencedStatement.wrap(
             this, (Statement) invokeRaw(method, args), PreparedStatement.class, (String) args[0]);

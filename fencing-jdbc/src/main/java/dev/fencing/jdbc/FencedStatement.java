@@ -19,7 +19,8 @@ final class FencedStatement implements InvocationHandler {
   private final @Nullable String preparedSql;
   private final List<String> batch = new ArrayList<>();
 
-  private FencedStatement(FencedConnection connection, Statement raw, @Nullable String preparedSql) {
+  private FencedStatement(
+      FencedConnection connection, Statement raw, @Nullable String preparedSql) {
     this.connection = connection;
     this.raw = raw;
     this.preparedSql = preparedSql;

@@ -104,7 +104,8 @@ public final class FencingExceptions {
     String code = state.get().code();
     return switch (state.get()) {
       case STALE_TOKEN -> new StaleFencingTokenException(text, code, name, presented, maxSeen, e);
-      case MISSING_TOKEN -> new MissingFencingTokenException(text, code, name, presented, maxSeen, e);
+      case MISSING_TOKEN ->
+          new MissingFencingTokenException(text, code, name, presented, maxSeen, e);
       case TOKEN_NEVER_ISSUED ->
           new FencingTokenNeverIssuedException(text, code, name, presented, maxSeen, e);
       case LEASE_NOT_HELD -> new LeaseLostException(text, code, name, presented, maxSeen, e);

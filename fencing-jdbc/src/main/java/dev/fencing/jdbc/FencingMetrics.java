@@ -36,7 +36,9 @@ interface FencingMetrics {
   private static boolean micrometerPresent() {
     try {
       Class.forName(
-          "io.micrometer.core.instrument.MeterRegistry", false, FencingMetrics.class.getClassLoader());
+          "io.micrometer.core.instrument.MeterRegistry",
+          false,
+          FencingMetrics.class.getClassLoader());
       return true;
     } catch (ClassNotFoundException | LinkageError e) {
       return false;

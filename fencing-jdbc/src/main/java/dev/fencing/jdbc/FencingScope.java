@@ -35,7 +35,11 @@ public final class FencingScope implements AutoCloseable {
     }
     if (Thread.currentThread() != owner) {
       throw new IllegalStateException(
-          "fencing scope " + installed + " opened on " + owner.getName() + " closed on another thread");
+          "fencing scope "
+              + installed
+              + " opened on "
+              + owner.getName()
+              + " closed on another thread");
     }
     if (Fencing.current() != installed) {
       throw new IllegalStateException(

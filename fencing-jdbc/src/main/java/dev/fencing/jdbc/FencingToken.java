@@ -4,8 +4,8 @@ import java.util.Objects;
 
 /**
  * A fencing token: the number a lock service issued for one acquisition of a resource. Tokens of a
- * resource only ever increase; the database refuses a write carrying a token lower than the
- * highest it has seen for that resource. See {@link Fencing} for the whole protocol.
+ * resource only ever increase; the database refuses a write carrying a token lower than the highest
+ * it has seen for that resource. See {@link Fencing} for the whole protocol.
  *
  * @param resource the fenced resource's name (1 to 200 of letters, digits and {@code _ . : / @ + =
  *     # -}; the database checks the exact rule)

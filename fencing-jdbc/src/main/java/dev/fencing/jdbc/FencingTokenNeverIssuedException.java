@@ -2,7 +2,10 @@ package dev.fencing.jdbc;
 
 import org.jspecify.annotations.Nullable;
 
-/** The token is greater than any token the database issued for the resource: forged or from another database. SQLSTATE {@code ZF003}. */
+/**
+ * The token is greater than any token the database issued for the resource: forged or from another
+ * database. SQLSTATE {@code ZF003}.
+ */
 public final class FencingTokenNeverIssuedException extends FencingRefusedException {
   private static final long serialVersionUID = 1L;
 

@@ -2,7 +2,10 @@ package dev.fencing.jdbc;
 
 import org.jspecify.annotations.Nullable;
 
-/** The lease behind a bound token is known to be lost (released, expired or taken over), so the client refused to carry it; or a renewal found it gone. SQLSTATE {@code ZF005}. */
+/**
+ * The lease behind a bound token is known to be lost (released, expired or taken over), so the
+ * client refused to carry it; or a renewal found it gone. SQLSTATE {@code ZF005}.
+ */
 public final class LeaseLostException extends FencingRefusedException {
   private static final long serialVersionUID = 1L;
 

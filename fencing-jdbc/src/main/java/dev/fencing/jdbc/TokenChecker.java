@@ -71,7 +71,9 @@ final class TokenChecker {
     } catch (SQLException e) {
       FencingRefusedException refusal =
           FencingExceptions.translate(
-              e, resources.length == 1 ? resources[0] : null, tokens.length == 1 ? tokens[0] : null);
+              e,
+              resources.length == 1 ? resources[0] : null,
+              tokens.length == 1 ? tokens[0] : null);
       if (refusal == null) {
         throw e;
       }

@@ -1,7 +1,7 @@
 /**
- * Fencing tokens for PostgreSQL over JDBC: {@link dev.fencing.jdbc.LeaseClient} issues them,
- * {@link dev.fencing.jdbc.Fencing#bind} carries them, {@link dev.fencing.jdbc.FencedDataSource}
- * has PostgreSQL compare them in the writer's own transaction. Start with {@link
+ * Fencing tokens for PostgreSQL over JDBC: {@link dev.fencing.jdbc.LeaseClient} issues them, {@link
+ * dev.fencing.jdbc.Fencing#bind} carries them, {@link dev.fencing.jdbc.FencedDataSource} has
+ * PostgreSQL compare them in the writer's own transaction. Start with {@link
  * dev.fencing.jdbc.Fencing}.
  */
 @NullMarked

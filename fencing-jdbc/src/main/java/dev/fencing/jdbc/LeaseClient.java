@@ -1,0 +1,674 @@
+package dev.fencing.jdbc;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.postgresql.util.PSQLWarning;
+import org.postgresql.util.ServerErrorMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Issues leases, and with them fencing tokens, from the fence's SQL ({@code try_acquire}, {@code
+ * renew}, {@code release} of the migrations): every acquisition of a resource gets a token greater
+ * than any issued for it before. See {@link Fencing} for the protocol and {@link Lease} for what
+ * happens on expiry and crash.
+ *
+ * <pre>{@code
+ * LeaseClient leases = LeaseClient.builder(dataSource).keepAlive(true).build();
+ * Optional<Lease> lease = leases.tryAcquire("ledger", Duration.ofSeconds(30)); // empty: held
+ * try (Lease l = leases.acquire("ledger", Duration.ofSeconds(30), Duration.ofSeconds(5))) { ... }
+ * }</pre>
+ *
+ * <p>All times that decide anything come from the database clock; the client's clock only makes the
+ * client more cautious ({@link Lease#isLost()}). A token is handed out only after the transaction
+ * that issued it committed durably. Thread-safe; {@link #close()} stops the keep-alive but releases
+ * nothing.
+ */
+public final class LeaseClient implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
+
+  /** The channel {@code release()} notifies, with the resource name as payload. */
+  static final String RELEASED_CHANNEL = "fencing_lease_released";
+
+  private static final Duration MIN_TTL = Duration.ofMillis(1);
+  private static final Duration MAX_TTL = Duration.ofDays(7);
+  private static final Duration MIN_HANDOVER_TIMEOUT = Duration.ofMillis(1);
+  private static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
+  private static final int MAX_HOLDER_LENGTH = 200;
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+  private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
+
+  /** PostgreSQL's DETAIL when a synchronous-replication wait was cancelled after the commit. */
+  private static final String NOT_REPLICATED = "might not have been replicated";
+
+  /**
+   * While another acquisition's transaction holds the lease row, neither holder nor expiry is
+   * known; it ends within the handover timeout, so retry soon rather than wait for a notification.
+   */
+  private static final long CONTENDED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private static final int KEEP_ALIVE_THREADS = 2;
+  private static final AtomicInteger THREAD_NUMBER = new AtomicInteger();
+
+  private final DataSource dataSource;
+  private final String holder;
+  private final Duration handoverTimeout;
+  private final double renewFraction;
+  private final LeaseListener listener;
+  private final @Nullable ScheduledExecutorService keepAlive;
+  private final String acquireSql;
+  private final String renewSql;
+  private final String releaseSql;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private LeaseClient(Builder builder, String holder) {
+    this.dataSource = builder.dataSource;
+    this.holder = holder;
+    this.handoverTimeout = builder.handoverTimeout;
+    this.renewFraction = builder.renewFraction;
+    this.listener = builder.listener;
+    this.keepAlive = builder.keepAlive ? newKeepAliveScheduler() : null;
+    String schema = builder.schema;
+    // The remaining time is computed by the database, on its clock, in the same statement.
+    this.acquireSql =
+        "SELECT a.acquired, a.token, a.holder, a.expires_at,"
+            + " extract(epoch FROM a.expires_at - clock_timestamp())"
+            + " FROM "
+            + schema
+            + ".try_acquire(?, ?, ? * interval '1 microsecond', ? * interval '1 microsecond') a";
+    this.renewSql =
+        "SELECT r.e, extract(epoch FROM r.e - clock_timestamp()) FROM "
+            + schema
+            + ".renew(?, ?, ? * interval '1 microsecond') AS r(e)";
+    this.releaseSql = "SELECT " + schema + ".release(?, ?)";
+  }
+
+  /** Starts a configuration that borrows connections from {@code dataSource}. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** The holder name recorded with every lease this client acquires. */
+  public String holder() {
+    return holder;
+  }
+
+  /**
+   * Takes the lease on {@code resource} if it is free or expired (database clock), in one
+   * transaction on a connection borrowed from the DataSource. Contention is not an error.
+   *
+   * @param ttl how long the lease is granted, 1 ms to 7 days
+   * @return the lease, or empty if another client holds it (or is acquiring it right now)
+   * @throws SQLException if the database fails, or the issuing commit might not be durable (the
+   *     token then counts as not issued)
+   * @throws IllegalArgumentException if {@code ttl} is out of range
+   * @throws IllegalStateException if this client is closed
+   */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) throws SQLException {
+    Objects.requireNonNull(resource, "resource");
+    checkTtl(ttl);
+    requireOpen();
+    try (Connection c = dataSource.getConnection()) {
+      return Optional.ofNullable(attempt(c, resource, ttl).lease());
+    }
+  }
+
+  /**
+   * Takes the lease on {@code resource}, waiting up to {@code timeout} for it. The wait holds one
+   * connection that listens for releases ({@code fencing_lease_released}) and otherwise sleeps on
+   * the socket until the current lease expires by the database's reckoning; it does not poll.
+   *
+   * @param ttl how long the lease is granted, 1 ms to 7 days
+   * @param timeout how long to wait, not negative; zero means one attempt
+   * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
+   * @throws SQLException if the database fails (including a handover timeout, SQLSTATE {@code
+   *     ZF007}), or the issuing commit might not be durable
+   * @throws IllegalArgumentException if {@code ttl} or {@code timeout} is out of range
+   * @throws IllegalStateException if this client is closed
+   */
+  public Lease acquire(String resource, Duration ttl, Duration timeout) throws SQLException {
+    Objects.requireNonNull(resource, "resource");
+    checkTtl(ttl);
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
+    }
+    requireOpen();
+    long start = System.nanoTime();
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(true); // LISTEN takes effect only once committed
+      execute(c, "LISTEN " + RELEASED_CHANNEL);
+      Lease lease;
+      try {
+        lease = waitFor(c, resource, ttl, timeout, start);
+      } catch (SQLException | RuntimeException e) {
+        stopListeningQuietly(c, autoCommit, e);
+        throw e;
+      }
+      stopListening(c, autoCommit);
+      return lease;
+    }
+  }
+
+  /** Stops the keep-alive of every lease of this client. Releases nothing; idempotent. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true) && keepAlive != null) {
+      keepAlive.shutdownNow();
+      LOG.info("Lease client {} closed; its leases are no longer renewed", holder);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LeaseClient[" + holder + (keepAlive == null ? "" : ", keep-alive") + "]";
+  }
+
+  // --- acquiring -------------------------------------------------------------------------------
+
+  private Lease waitFor(Connection c, String resource, Duration ttl, Duration timeout, long start)
+      throws SQLException {
+    PGConnection pg = c.unwrap(PGConnection.class);
+    long timeoutNanos = saturatedNanos(timeout);
+    while (true) {
+      Attempt attempt = attempt(c, resource, ttl);
+      Lease lease = attempt.lease();
+      if (lease != null) {
+        return lease;
+      }
+      long left = timeoutNanos - (System.nanoTime() - start);
+      if (left <= 0) {
+        throw timedOut(resource, attempt, timeout);
+      }
+      Long untilExpiry = attempt.untilExpiryNanos();
+      long wait = Math.min(left, untilExpiry == null ? CONTENDED_RETRY_NANOS : untilExpiry);
+      LOG.debug(
+          "Lease on {} is held by {}; waiting up to {} ms for its release",
+          resource,
+          attempt.currentHolder(),
+          TimeUnit.NANOSECONDS.toMillis(wait));
+      awaitRelease(pg, resource, wait);
+    }
+  }
+
+  /** Returns when {@code resource} was released, or after {@code waitNanos}. */
+  private static void awaitRelease(PGConnection pg, String resource, long waitNanos)
+      throws SQLException {
+    long start = System.nanoTime();
+    long left = waitNanos;
+    while (left > 0) {
+      // getNotifications(0) would block forever: always wait at least 1 ms
+      int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, ceilMillis(left)));
+      PGNotification[] notifications = pg.getNotifications(millis);
+      for (PGNotification n : notifications == null ? new PGNotification[0] : notifications) {
+        if (RELEASED_CHANNEL.equals(n.getName()) && resource.equals(n.getParameter())) {
+          return;
+        }
+      }
+      left = waitNanos - (System.nanoTime() - start);
+    }
+  }
+
+  /** One try_acquire transaction on {@code c}; the connection's settings are restored after. */
+  private Attempt attempt(Connection c, String resource, Duration ttl) throws SQLException {
+    // Taken before the query: the database's remaining time then ends no later than we assume.
+    long sentAt = System.nanoTime();
+    Committed<AcquireRow> committed = inTransaction(c, tx -> queryAcquire(tx, resource, ttl));
+    AcquireRow row = committed.result();
+    if (!row.acquired()) {
+      return new Attempt(null, row.holder(), row.expiresAt(), row.remainingNanos());
+    }
+    FencingToken token = new FencingToken(resource, Objects.requireNonNull(row.token()));
+    SQLWarning notReplicated = committed.notReplicated();
+    if (notReplicated != null) {
+      throw notIssued(c, token, notReplicated);
+    }
+    Instant expiresAt = Objects.requireNonNull(row.expiresAt());
+    long remaining = Objects.requireNonNull(row.remainingNanos());
+    Lease lease = new Lease(this, token, holder, ttl, expiresAt, sentAt + remaining);
+    LOG.info(
+        "Acquired lease on {} with token {} as {}, expires at {}",
+        resource,
+        token.value(),
+        holder,
+        expiresAt);
+    startKeepAlive(lease);
+    return new Attempt(lease, holder, expiresAt, remaining);
+  }
+
+  private AcquireRow queryAcquire(Connection c, String resource, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+      ps.setString(1, resource);
+      ps.setString(2, holder);
+      ps.setLong(3, micros(ttl));
+      ps.setLong(4, micros(handoverTimeout));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("try_acquire returned no row for resource " + resource);
+        }
+        long token = rs.getLong(2);
+        Long tokenOrNull = rs.wasNull() ? null : token;
+        return new AcquireRow(
+            rs.getBoolean(1), tokenOrNull, rs.getString(3), instant(rs, 4), nanos(rs, 5));
+      }
+    }
+  }
+
+  /** Hazard 1: a commit that might not be replicated did not issue the token. */
+  private SQLException notIssued(Connection c, FencingToken token, SQLWarning warning) {
+    SQLException e =
+        new SQLTransientException(
+            "token "
+                + token.value()
+                + " for resource "
+                + token.resource()
+                + " is NOT issued: its commit is local only and might not have been replicated ("
+                + warningText(warning)
+                + "); retry the acquisition",
+            warning);
+    try {
+      release(c, token);
+    } catch (SQLException | RuntimeException releaseFailure) {
+      e.addSuppressed(releaseFailure);
+    }
+    LOG.warn(
+        "Token {} for {} not issued: commit might not be replicated",
+        token.value(),
+        token.resource());
+    return e;
+  }
+
+  private void startKeepAlive(Lease lease) {
+    if (keepAlive == null) {
+      return;
+    }
+    long periodNanos = Math.max(1, (long) (lease.ttl().toNanos() * renewFraction));
+    if (!lease.startKeepAlive(keepAlive, periodNanos, listener)) {
+      lease.close();
+      throw new IllegalStateException("lease client " + holder + " was closed while acquiring");
+    }
+  }
+
+  private static SQLTimeoutException timedOut(String resource, Attempt last, Duration timeout) {
+    String heldBy =
+        last.currentHolder() == null
+            ? "another client's acquisition in progress"
+            : "held by "
+                + last.currentHolder()
+                + " until "
+                + last.expiresAt()
+                + " (database clock)";
+    return new SQLTimeoutException(
+        "timed out after " + timeout + " waiting for the lease on \"" + resource + "\": " + heldBy);
+  }
+
+  // --- renewing and releasing (used by Lease) --------------------------------------------------
+
+  /** A renewal the database committed. */
+  record Renewal(Instant expiresAt, long remainingNanos) {}
+
+  /**
+   * Extends {@code token}'s lease by {@code ttl}; the fence's refusals come back as the raw
+   * SQLException (Lease translates them).
+   */
+  Renewal renew(FencingToken token, Duration ttl) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      Committed<Renewal> committed = inTransaction(c, tx -> queryRenew(tx, token, ttl));
+      SQLWarning notReplicated = committed.notReplicated();
+      if (notReplicated != null) {
+        // counting on a renewal a failover may undo would let the client trust a shorter lease
+        throw new SQLTransientException(
+            "renewal of token "
+                + token
+                + " might not have been replicated; not counted ("
+                + warningText(notReplicated)
+                + ")",
+            notReplicated);
+      }
+      return committed.result();
+    }
+  }
+
+  private Renewal queryRenew(Connection c, FencingToken token, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+      ps.setString(1, token.resource());
+      ps.setLong(2, token.value());
+      ps.setLong(3, micros(ttl));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Renewal(
+            Objects.requireNonNull(instant(rs, 1)), Objects.requireNonNull(nanos(rs, 2)));
+      }
+    }
+  }
+
+  /** Releases {@code token}'s lease; false if it was released already. */
+  boolean release(FencingToken token) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      return release(c, token);
+    }
+  }
+
+  private boolean release(Connection c, FencingToken token) throws SQLException {
+    return inTransaction(c, tx -> queryRelease(tx, token)).result();
+  }
+
+  private boolean queryRelease(Connection c, FencingToken token) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+      ps.setString(1, token.resource());
+      ps.setLong(2, token.value());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  // --- transactions ----------------------------------------------------------------------------
+
+  @FunctionalInterface
+  private interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /** A committed result, and the commit's not-replicated warning if there was one. */
+  private record Committed<T>(T result, @Nullable SQLWarning notReplicated) {}
+
+  /**
+   * Runs {@code work} in its own READ COMMITTED transaction with an explicit commit, then gives the
+   * connection back its previous autocommit and isolation: it may be a pooled one.
+   */
+  private static <T> Committed<T> inTransaction(Connection c, SqlWork<T> work) throws SQLException {
+    boolean autoCommit = c.getAutoCommit();
+    int isolation = c.getTransactionIsolation();
+    Committed<T> committed;
+    try {
+      committed = commit(c, work);
+    } catch (SQLException | RuntimeException e) {
+      try {
+        restore(c, autoCommit, isolation);
+      } catch (SQLException | RuntimeException restoreFailure) {
+        e.addSuppressed(restoreFailure);
+      }
+      throw e;
+    }
+    restore(c, autoCommit, isolation);
+    return committed;
+  }
+
+  private static <T> Committed<T> commit(Connection c, SqlWork<T> work) throws SQLException {
+    c.setAutoCommit(false);
+    c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    c.clearWarnings(); // only this commit's warnings may count
+    try {
+      T result = work.run(c);
+      c.commit();
+      return new Committed<>(result, notReplicated(c.getWarnings()));
+    } catch (SQLException | RuntimeException e) {
+      try {
+        c.rollback();
+      } catch (SQLException | RuntimeException rollbackFailure) {
+        e.addSuppressed(rollbackFailure);
+      }
+      throw e;
+    }
+  }
+
+  private static void restore(Connection c, boolean autoCommit, int isolation) throws SQLException {
+    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+      c.setTransactionIsolation(isolation);
+    }
+    if (autoCommit) {
+      c.setAutoCommit(true);
+    }
+  }
+
+  private static @Nullable SQLWarning notReplicated(@Nullable SQLWarning chain) {
+    for (SQLWarning w = chain; w != null; w = w.getNextWarning()) {
+      if (warningText(w).contains(NOT_REPLICATED)) {
+        return w;
+      }
+    }
+    return null;
+  }
+
+  /** Message and DETAIL: pgjdbc's getMessage() leaves out the DETAIL, where PostgreSQL says it. */
+  private static String warningText(SQLWarning w) {
+    String text = String.valueOf(w.getMessage());
+    if (w instanceof PSQLWarning psql) {
+      ServerErrorMessage server = psql.getServerErrorMessage();
+      if (server.getDetail() != null) {
+        text += " (" + server.getDetail() + ")";
+      }
+    }
+    return text;
+  }
+
+  private static void stopListening(Connection c, boolean autoCommit) throws SQLException {
+    execute(c, "UNLISTEN " + RELEASED_CHANNEL);
+    c.setAutoCommit(autoCommit);
+  }
+
+  private static void stopListeningQuietly(Connection c, boolean autoCommit, Exception failure) {
+    try {
+      stopListening(c, autoCommit);
+    } catch (SQLException | RuntimeException e) {
+      failure.addSuppressed(e);
+    }
+  }
+
+  private static void execute(Connection c, String sql) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  // --- conversions and checks ------------------------------------------------------------------
+
+  private static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  /** Seconds from the database as nanoseconds, rounded down (the cautious way). */
+  private static @Nullable Long nanos(ResultSet rs, int column) throws SQLException {
+    BigDecimal seconds = rs.getBigDecimal(column);
+    return seconds == null
+        ? null
+        : seconds.movePointRight(9).setScale(0, RoundingMode.FLOOR).longValue();
+  }
+
+  private static long micros(Duration d) {
+    return TimeUnit.NANOSECONDS.toMicros(d.toNanos());
+  }
+
+  private static long ceilMillis(long nanos) {
+    return (nanos + 999_999) / 1_000_000;
+  }
+
+  private static long saturatedNanos(Duration d) {
+    return d.compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE : d.toNanos();
+  }
+
+  private static void checkTtl(Duration ttl) {
+    checkRange("ttl", ttl, MIN_TTL, MAX_TTL, "1 ms and 7 days");
+  }
+
+  private static void checkRange(
+      String field, @Nullable Duration value, Duration min, Duration max, String range) {
+    Objects.requireNonNull(value, field);
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(field + " must be between " + range + ", was " + value);
+    }
+  }
+
+  private void requireOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("lease client " + holder + " is closed");
+    }
+  }
+
+  private static ScheduledExecutorService newKeepAliveScheduler() {
+    ThreadFactory threads =
+        task -> {
+          Thread t = new Thread(task, "fencing-keepalive-" + THREAD_NUMBER.incrementAndGet());
+          t.setDaemon(true); // renewing must never keep the JVM alive
+          return t;
+        };
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(KEEP_ALIVE_THREADS, threads);
+    scheduler.setRemoveOnCancelPolicy(true);
+    return scheduler;
+  }
+
+  private record AcquireRow(
+      boolean acquired,
+      @Nullable Long token,
+      @Nullable String holder,
+      @Nullable Instant expiresAt,
+      @Nullable Long remainingNanos) {}
+
+  /** One try_acquire: the lease, or who holds it and for how long (database clock). */
+  private record Attempt(
+      @Nullable Lease lease,
+      @Nullable String currentHolder,
+      @Nullable Instant expiresAt,
+      @Nullable Long untilExpiryNanos) {}
+
+  /** Configuration of a {@link LeaseClient}; {@link #build()} validates it. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private @Nullable String holder;
+    private String schema = "fencing";
+    private Duration handoverTimeout = Duration.ofSeconds(5);
+    private boolean keepAlive;
+    private double renewFraction = 1.0 / 3;
+    private LeaseListener listener = (lease, cause) -> {};
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /**
+     * Who holds the leases, as recorded in the database and shown to waiting clients: 1 to 200
+     * characters, no control characters. Default {@code hostname/pid/random}.
+     */
+    public Builder holder(String holder) {
+      this.holder = Objects.requireNonNull(holder, "holder");
+      return this;
+    }
+
+    /** The schema the fence was migrated into (lower-case SQL identifier). Default "fencing". */
+    public Builder schema(String schema) {
+      this.schema = Objects.requireNonNull(schema, "schema");
+      return this;
+    }
+
+    /**
+     * How long an acquisition waits for the previous holder's fenced transactions to end before
+     * failing with SQLSTATE {@code ZF007}: 1 ms to 1 h. Default 5 s.
+     */
+    public Builder handoverTimeout(Duration handoverTimeout) {
+      this.handoverTimeout = Objects.requireNonNull(handoverTimeout, "handoverTimeout");
+      return this;
+    }
+
+    /** Whether leases are renewed in the background until closed. Default false. */
+    public Builder keepAlive(boolean keepAlive) {
+      this.keepAlive = keepAlive;
+      return this;
+    }
+
+    /**
+     * With keep-alive, renew every {@code ttl * renewFraction}; strictly between 0 and 1. Default
+     * 1/3, so two renewals can fail before the lease runs out.
+     */
+    public Builder renewFraction(double renewFraction) {
+      this.renewFraction = renewFraction;
+      return this;
+    }
+
+    /** Told when a kept-alive lease is lost. Default: nothing (the loss is still logged). */
+    public Builder listener(LeaseListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws IllegalArgumentException naming the first invalid field
+     */
+    public LeaseClient build() {
+      String h = holder == null ? defaultHolder() : holder;
+      if (h.isEmpty() || h.length() > MAX_HOLDER_LENGTH || CONTROL.matcher(h).find()) {
+        throw new IllegalArgumentException(
+            "holder must be 1 to 200 characters without control characters, was '" + h + "'");
+      }
+      if (!IDENTIFIER.matcher(schema).matches()) {
+        throw new IllegalArgumentException(
+            "schema must be a lower-case SQL identifier of at most 63 characters"
+                + " ([a-z_][a-z0-9_]*), was '"
+                + schema
+                + "'");
+      }
+      checkRange(
+          "handoverTimeout",
+          handoverTimeout,
+          MIN_HANDOVER_TIMEOUT,
+          MAX_HANDOVER_TIMEOUT,
+          "1 ms and 1 h");
+      if (!(renewFraction > 0 && renewFraction < 1)) {
+        throw new IllegalArgumentException(
+            "renewFraction must be greater than 0 and less than 1, was " + renewFraction);
+      }
+      return new LeaseClient(this, h);
+    }
+
+    private static String defaultHolder() {
+      String host;
+      try {
+        host = InetAddress.getLocalHost().getHostName();
+      } catch (UnknownHostException e) {
+        host = "unknown-host";
+      }
+      if (host.length() > 150) {
+        host = host.substring(0, 150); // leaves room for pid and suffix within 200
+      }
+      return host
+          + "/"
+          + ProcessHandle.current().pid()
+          + "/"
+          + String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+    }
+  }
+}

@@ -1,0 +1,248 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class LeaseKeepAliveTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final Duration LONG = Duration.ofSeconds(30);
+
+  private final List<LeaseClient> clients = new ArrayList<>();
+  private final List<Call> calls = new CopyOnWriteArrayList<>();
+
+  /** One call of the listener, and the thread it ran on. */
+  record Call(Lease lease, @Nullable Throwable cause, String thread, boolean daemon, long nanos) {}
+
+  @BeforeAll
+  static void migrate() {
+    FencingMigrations.migrate(db.dataSource());
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(LeaseClient::close);
+  }
+
+  @Test
+  void keepAliveKeepsTheLeaseValidAcrossSeveralRenewPeriods() throws SQLException {
+    Lease lease = keepAliveClient(db.dataSource()).tryAcquire("kept", ttl(300)).orElseThrow();
+    Instant firstExpiry = lease.expiresAt();
+    List<Instant> expiries = new ArrayList<>(List.of(firstExpiry));
+    List<Status> violations = new ArrayList<>();
+
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(20))
+        .until(
+            () -> {
+              Status s = status("kept");
+              if (!s.valid() || !Long.valueOf(lease.token().value()).equals(s.token())) {
+                violations.add(s);
+              } else if (s.expiresAt().isAfter(expiries.get(expiries.size() - 1))) {
+                expiries.add(s.expiresAt());
+              }
+              // moved forward 3 times, and still valid past the ttl of the acquisition
+              return !violations.isEmpty() || (expiries.size() > 3 && s.now().isAfter(firstExpiry));
+            });
+
+    assertThat(violations).isEmpty();
+    assertThat(expiries).hasSizeGreaterThan(3);
+    assertThat(lease.isLost()).isFalse();
+    assertThat(lease.expiresAt()).isAfter(firstExpiry);
+    assertThat(calls).isEmpty();
+  }
+
+  @Test
+  void aLeaseTakenOverBehindItsBackIsReportedLostExactlyOnce() throws SQLException {
+    // renew every 300 ms
+    LeaseClient client = keepAliveClient(db.dataSource(), 0.1);
+    Lease lease = client.tryAcquire("taken", Duration.ofSeconds(3)).orElseThrow();
+
+    expireOutsideTheClient("taken");
+    Lease next =
+        track(builder(db.dataSource()).holder("other").build())
+            .tryAcquire("taken", LONG)
+            .orElseThrow();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !calls.isEmpty());
+    // several more renew periods (300 ms): no second call
+    await()
+        .during(Duration.ofMillis(800))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> calls.size() == 1);
+    Call call = calls.get(0);
+    assertThat(call.lease()).isSameAs(lease);
+    assertThat(call.cause()).isInstanceOf(FencingRefusedException.class);
+    assertThat(call.thread()).startsWith("fencing-keepalive-");
+    assertThat(call.daemon()).isTrue();
+    assertThat(lease.isLost()).isTrue();
+    assertThat(status("taken").token()).isEqualTo(next.token().value());
+  }
+
+  @Test
+  void aLeaseTheKeepAliveCannotRenewIsLostAtItsExpiry() throws SQLException {
+    AtomicBoolean down = new AtomicBoolean();
+    Duration ttl = ttl(600);
+    long start = System.nanoTime();
+    Lease lease =
+        keepAliveClient(failingWhen(down, db.dataSource())).tryAcquire("outage", ttl).orElseThrow();
+
+    down.set(true);
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !calls.isEmpty());
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> calls.size() == 1);
+    Call call = calls.get(0);
+    assertThat(call.lease()).isSameAs(lease);
+    assertThat(call.cause()).isInstanceOf(SQLException.class).hasMessageContaining("refused");
+    // not at the first failed renewal (after 200 ms), only once the lease ran out
+    assertThat(Duration.ofNanos(call.nanos() - start)).isGreaterThan(ttl.minusMillis(100));
+    assertThat(lease.isLost()).isTrue();
+  }
+
+  @Test
+  void closingTheLeaseStopsItsKeepAlive() throws SQLException {
+    Lease lease = keepAliveClient(db.dataSource()).tryAcquire("closed", ttl(300)).orElseThrow();
+
+    lease.close();
+
+    assertThat(status("closed").holder()).isNull();
+    // a renewal after close would be refused as released and reported to the listener
+    await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(calls::isEmpty);
+    assertThat(lease.isLost()).isTrue();
+  }
+
+  @Test
+  void closingTheClientStopsRenewingButReleasesNothing() throws SQLException {
+    LeaseClient client = keepAliveClient(db.dataSource());
+    Lease lease = client.tryAcquire("client-closed", ttl(300)).orElseThrow();
+
+    client.close();
+
+    assertThat(status("client-closed").holder()).isEqualTo("kept");
+    await().atMost(Duration.ofSeconds(5)).until(() -> !status("client-closed").valid());
+    assertThat(status("client-closed").token()).isEqualTo(lease.token().value());
+    assertThat(lease.isLost()).isTrue();
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private static Duration ttl(long millis) {
+    return Duration.ofMillis(millis);
+  }
+
+  private static LeaseClient.Builder builder(DataSource dataSource) {
+    return LeaseClient.builder(dataSource);
+  }
+
+  private LeaseClient keepAliveClient(DataSource dataSource) {
+    return keepAliveClient(dataSource, 1.0 / 3);
+  }
+
+  private LeaseClient keepAliveClient(DataSource dataSource, double renewFraction) {
+    return track(
+        builder(dataSource)
+            .holder("kept")
+            .keepAlive(true)
+            .renewFraction(renewFraction)
+            .listener(
+                (lease, cause) ->
+                    calls.add(
+                        new Call(
+                            lease,
+                            cause,
+                            Thread.currentThread().getName(),
+                            Thread.currentThread().isDaemon(),
+                            System.nanoTime())))
+            .build());
+  }
+
+  private LeaseClient track(LeaseClient client) {
+    clients.add(client);
+    return client;
+  }
+
+  record Status(
+      @Nullable String holder,
+      @Nullable Long token,
+      Instant expiresAt,
+      boolean valid,
+      Instant now) {}
+
+  private static Status status(String resource) throws SQLException {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT s.holder, s.lease_token, s.expires_at, s.lease_valid, clock_timestamp()"
+                    + " FROM fencing.status(?) s")) {
+      ps.setString(1, resource);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long token = rs.getLong(2);
+        Long tokenOrNull = rs.wasNull() ? null : token;
+        return new Status(
+            rs.getString(1),
+            tokenOrNull,
+            rs.getObject(3, OffsetDateTime.class).toInstant(),
+            rs.getBoolean(4),
+            rs.getObject(5, OffsetDateTime.class).toInstant());
+      }
+    }
+  }
+
+  /** As superuser, behind the client's back: the lease expired a second ago. */
+  private static void expireOutsideTheClient(String resource) throws SQLException {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE fencing.lease SET expires_at = now() - interval '1 second'"
+                    + " WHERE resource_id = (SELECT id FROM fencing.resource WHERE name = ?)")) {
+      ps.setString(1, resource);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+  }
+
+  /** {@code dataSource}, refusing connections while {@code down} is set. */
+  private static DataSource failingWhen(AtomicBoolean down, DataSource dataSource) {
+    Object proxy =
+        Proxy.newProxyInstance(
+            DataSource.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (self, method, args) -> {
+              if (down.get() && method.getName().equals("getConnection")) {
+                throw new SQLException("Connection to 127.0.0.1:5432 refused (test)", "08001");
+              }
+              try {
+                return method.invoke(dataSource, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+    return (DataSource) proxy;
+  }
+}
