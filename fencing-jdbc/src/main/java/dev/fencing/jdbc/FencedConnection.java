@@ -44,7 +44,9 @@ final class FencedConnection implements InvocationHandler {
     this.proxy =
         (Connection)
             Proxy.newProxyInstance(
-                FencedConnection.class.getClassLoader(), new Class<?>[] {Connection.class}, this);
+                FencedConnection.class.getClassLoader(),
+                new Class<?>[] {FencingConnection.class},
+                this);
   }
 
   static Connection wrap(Connection raw, TokenChecker checker, boolean requireToken) {

@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +28,12 @@ public final class FencingContext {
     List<FencingToken> tokens = new ArrayList<>(bindings.size());
     bindings.forEach(b -> tokens.add(b.token()));
     return Collections.unmodifiableList(tokens);
+  }
+
+  /** The token bound for {@code resource}, if any. */
+  public Optional<FencingToken> token(String resource) {
+    Binding b = find(bindings, resource);
+    return b == null ? Optional.empty() : Optional.of(b.token());
   }
 
   /** Whether no token is bound. */

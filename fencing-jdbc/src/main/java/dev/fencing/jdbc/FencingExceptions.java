@@ -63,6 +63,15 @@ public final class FencingExceptions {
   }
 
   /**
+   * The exception for a write to {@code resource} that must be fenced while no token for it is
+   * bound: for integrations (fencing-jpa) that find out before any SQL is sent.
+   */
+  public static MissingFencingTokenException missingToken(String resource, String message) {
+    return new MissingFencingTokenException(
+        message, FencingSqlState.MISSING_TOKEN.code(), resource, null, null, null);
+  }
+
+  /**
    * The refusal an SQLException from the fence's SQL stands for, or null if it is not a refusal.
    * The resource and token come from the server's DETAIL; {@code resource} and {@code token} fill
    * in what it lacks.
