@@ -319,10 +319,13 @@ BEGIN
         PERFORM ${flyway:defaultSchema}.raise_error('ZF006', 'create_resource: external and strict must not be null',
             jsonb_build_object('resource', p_resource));
     END IF;
-    INSERT INTO ${flyway:defaultSchema}.resource (name, issuer, strict_mode)
-    VALUES (p_resource, v_issuer, p_strict)
-    ON CONFLICT (name) DO NOTHING;
     SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE name = p_resource;
+    IF NOT FOUND THEN
+        INSERT INTO ${flyway:defaultSchema}.resource (name, issuer, strict_mode)
+        VALUES (p_resource, v_issuer, p_strict)
+        ON CONFLICT (name) DO NOTHING;
+        SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE name = p_resource;
+    END IF;
     IF r.issuer <> v_issuer OR r.strict_mode <> p_strict THEN
         PERFORM ${flyway:defaultSchema}.raise_error('ZF004',
             format('resource "%s" already exists as %s%s', p_resource, r.issuer, CASE WHEN r.strict_mode THEN ', strict' ELSE '' END),
@@ -361,15 +364,22 @@ BEGIN
     PERFORM ${flyway:defaultSchema}.validate_interval('handover_timeout', p_handover_timeout,
                                                       interval '1 millisecond', interval '1 hour');
 
-    INSERT INTO ${flyway:defaultSchema}.resource (name, issuer) VALUES (p_resource, 'local')
-    ON CONFLICT (name) DO NOTHING;
+    -- Look before inserting: INSERT ... ON CONFLICT waits for any open transaction that updated
+    -- the existing row (an acquisition in progress), and try_acquire must not wait for the lease.
     SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE name = p_resource;
+    IF NOT FOUND THEN
+        INSERT INTO ${flyway:defaultSchema}.resource (name, issuer) VALUES (p_resource, 'local')
+        ON CONFLICT (name) DO NOTHING;
+        SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE name = p_resource;
+    END IF;
     IF r.issuer <> 'local' THEN
         PERFORM ${flyway:defaultSchema}.raise_error('ZF004',
             format('resource "%s" is fenced by external tokens; it has no lease here', p_resource),
             jsonb_build_object('resource', p_resource, 'issuer', r.issuer));
     END IF;
-    INSERT INTO ${flyway:defaultSchema}.lease (resource_id) VALUES (r.id) ON CONFLICT DO NOTHING;
+    IF NOT EXISTS (SELECT FROM ${flyway:defaultSchema}.lease WHERE resource_id = r.id) THEN
+        INSERT INTO ${flyway:defaultSchema}.lease (resource_id) VALUES (r.id) ON CONFLICT DO NOTHING;
+    END IF;
 
     -- The lease row lock orders acquirers; another acquisition in progress is contention.
     SELECT * INTO l FROM ${flyway:defaultSchema}.lease WHERE resource_id = r.id FOR UPDATE SKIP LOCKED;

@@ -23,6 +23,7 @@ class MainTest {
         .contains("Migrating the fence's schema: 2 applied.")
         .containsPattern("t4 +client 2 writes X with token (\\d+) +ACCEPT")
         .containsPattern("t6 +client 1 writes Y with token (\\d+) +REJECT")
+        .contains("StaleFencingTokenException")
         .contains("[SQLSTATE ZF001]")
         .contains("The fence held.");
   }

@@ -100,8 +100,14 @@ public final class FencingMigrations {
 
   /** One line per migration: version, description, state and when it was applied. */
   public List<String> info() {
+    MigrationInfo[] all;
+    try {
+      all = flyway.info().all();
+    } catch (FlywayException e) {
+      throw new FencingMigrationException("cannot read fencing migrations: " + e.getMessage(), e);
+    }
     List<String> lines = new ArrayList<>();
-    for (MigrationInfo m : flyway.info().all()) {
+    for (MigrationInfo m : all) {
       lines.add(
           String.format(
               "%-4s %-28s %-10s %s",
@@ -122,7 +128,13 @@ public final class FencingMigrations {
    */
   public void validate() {
     List<String> problems = new ArrayList<>();
-    ValidateResult result = flyway.validateWithResult();
+    ValidateResult result;
+    try {
+      result = flyway.validateWithResult();
+    } catch (FlywayException e) {
+      throw new FencingMigrationException(
+          "cannot validate fencing migrations: " + e.getMessage(), e);
+    }
     if (!result.validationSuccessful) {
       result.invalidMigrations.forEach(
           m -> problems.add("migration " + m.version + ": " + m.errorDetails.errorMessage));

@@ -38,6 +38,7 @@ public final class MigrateCommand {
     String url = null;
     String user = null;
     FencingMigrations.Builder builder;
+    FencingMigrations migrations;
     List<String[]> options = new ArrayList<>();
     for (int i = 1; i < args.length; i += 2) {
       if (i + 1 >= args.length) {
@@ -84,11 +85,11 @@ public final class MigrateCommand {
           }
         }
       }
+      migrations = builder.build();
     } catch (IllegalArgumentException e) {
-      err.println(e.getMessage());
+      err.println(e.getMessage() + "\n" + USAGE);
       return 2;
     }
-    FencingMigrations migrations = builder.build();
     try {
       switch (args[0]) {
         case "migrate" -> out.println("applied " + migrations.migrate() + " migration(s)");

@@ -46,8 +46,7 @@ final class Fence {
       ps.setDouble(4, handoverTimeout.toNanos() / 1e9);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        long token = rs.getLong(2);
-        return new Acquired(rs.getBoolean(1), rs.wasNull() ? null : token, rs.getString(3));
+        return new Acquired(rs.getBoolean(1), rs.getObject(2, Long.class), rs.getString(3));
       }
     }
   }

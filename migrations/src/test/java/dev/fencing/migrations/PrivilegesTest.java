@@ -1,0 +1,373 @@
+package dev.fencing.migrations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Hazard 12: the application's login role, a member of {@code fencing_app}, can use the fence's API
+ * functions and nothing else: no table, sequence, internal function, DDL or role switch that would
+ * let it read, rewrite or bypass the fence.
+ */
+class PrivilegesTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final String INSUFFICIENT_PRIVILEGE = "42501";
+  private static final Duration TTL = Duration.ofSeconds(60);
+  private static final String RESOURCE = "privileges/api";
+
+  /** The API the application role is granted: exactly these, nothing else. */
+  private static final List<String> API =
+      List.of(
+          "fencing.check_token(text,bigint)",
+          "fencing.check_tokens(text[],bigint[])",
+          "fencing.create_resource(text,boolean,boolean)",
+          "fencing.record_rejection(text,bigint,text)",
+          "fencing.release(text,bigint)",
+          "fencing.renew(text,bigint,interval)",
+          "fencing.status(text)",
+          "fencing.try_acquire(text,text,interval,interval)");
+
+  /** Every table of the fence with a column an attacker would like to change. */
+  private static final Map<String, String> TABLES =
+      Map.of(
+          "resource", "max_seen = 0",
+          "lease", "holder = 'attacker'",
+          "issuance", "holder = 'attacker'",
+          "rejection", "reason = 'stale_token'",
+          "catalog_checksum", "fingerprint = 'forged'",
+          "fencing_schema_history", "success = true");
+
+  private static final String APP_USER = FenceSql.unique("app_user");
+
+  private static long issuedToken;
+
+  @BeforeAll
+  static void setUp() throws SQLException {
+    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(2);
+    try (Connection c = db.connect()) {
+      FenceSql.run(c, "CREATE ROLE " + APP_USER + " LOGIN");
+      FenceSql.run(c, "GRANT fencing_app TO " + APP_USER);
+      issuedToken = Fence.acquire(c, RESOURCE, "superuser-setup", TTL);
+    }
+  }
+
+  @AfterAll
+  static void dropRole() throws SQLException {
+    try (Connection c = db.connect()) {
+      FenceSql.run(c, "DROP ROLE IF EXISTS " + APP_USER);
+    }
+  }
+
+  @Test
+  void applicationRoleCanCallTheApi() throws SQLException {
+    try (Connection app = db.connect(APP_USER)) {
+      assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(APP_USER);
+      assertThat(
+              FenceSql.string(
+                  app, "SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user"))
+          .isEqualTo("false");
+
+      String r = "privileges/app-own";
+      FenceSql.run(app, "SELECT fencing.create_resource(?)", r);
+      long token = Fence.acquire(app, r, "app", TTL);
+      assertThat(Fence.check(app, r, token)).isEqualTo(token);
+      assertThat(
+              FenceSql.longValue(
+                  app,
+                  "SELECT fencing.check_tokens(ARRAY[?]::text[], ARRAY[?]::bigint[])",
+                  r,
+                  token))
+          .as("resources advanced by check_tokens with the current token")
+          .isZero();
+      Fence.renew(app, r, token, TTL);
+      FenceSql.Status status = FenceSql.status(app, r);
+      assertThat(status.holder()).isEqualTo("app");
+      assertThat(status.maxSeen()).isEqualTo(token);
+      assertThat(Fence.release(app, r, token)).isTrue();
+
+      String external = "privileges/external";
+      FenceSql.run(app, "SELECT fencing.create_resource(?, true)", external);
+      assertThat(Fence.check(app, external, 7L)).isEqualTo(7);
+      assertThat(Fence.maxSeen(app, external)).isEqualTo(7);
+
+      long rejection =
+          FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, token - 1);
+      assertThat(rejection).isPositive();
+    }
+    try (Connection admin = db.connect()) {
+      assertThat(
+              FenceSql.string(
+                  admin, "SELECT db_user FROM fencing.rejection ORDER BY id DESC LIMIT 1"))
+          .isEqualTo(APP_USER);
+    }
+  }
+
+  @Test
+  void applicationRoleCannotReadWriteOrBypassTheFence() throws SQLException {
+    List<String> forbidden = new ArrayList<>();
+    TABLES.forEach(
+        (table, assignment) -> {
+          String t = "fencing." + table;
+          forbidden.add("SELECT * FROM " + t);
+          forbidden.add("SELECT count(*) FROM " + t);
+          forbidden.add("INSERT INTO " + t + " DEFAULT VALUES");
+          forbidden.add("UPDATE " + t + " SET " + assignment);
+          forbidden.add("DELETE FROM " + t);
+          forbidden.add("TRUNCATE " + t);
+          forbidden.add("ALTER TABLE " + t + " DISABLE TRIGGER ALL");
+          forbidden.add("ALTER TABLE " + t + " OWNER TO " + APP_USER);
+          forbidden.add("ALTER TABLE " + t + " ENABLE ROW LEVEL SECURITY");
+          forbidden.add("DROP TABLE " + t);
+          forbidden.add("LOCK TABLE " + t + " IN ACCESS EXCLUSIVE MODE");
+        });
+    forbidden.addAll(
+        List.of(
+            "UPDATE fencing.resource SET max_seen = 1 WHERE name = '" + RESOURCE + "'",
+            "UPDATE fencing.resource SET max_seen = 1, last_issued = 1",
+            "INSERT INTO fencing.resource (name, issuer, max_seen, last_issued)"
+                + " VALUES ('privileges/forged', 'local', 9000000000, 9000000000)",
+            // the token sequence
+            "SELECT nextval('fencing.token_seq')",
+            "SELECT setval('fencing.token_seq', 1)",
+            "SELECT setval('fencing.token_seq', 1, false)",
+            "SELECT last_value FROM fencing.token_seq",
+            "ALTER SEQUENCE fencing.token_seq RESTART WITH 1",
+            "ALTER SEQUENCE fencing.token_seq CACHE 20",
+            "DROP SEQUENCE fencing.token_seq",
+            // internal and operator functions
+            "SELECT fencing.advance_sequence(1000)",
+            "SELECT fencing.fence('" + RESOURCE + "', 1)",
+            "SELECT fencing.refuse(NULL::fencing.resource, 1)",
+            "SELECT fencing.raise_error('ZF001', 'forged', '{}'::jsonb)",
+            "SELECT * FROM fencing.find_resource('" + RESOURCE + "')",
+            "SELECT fencing.record_catalog_fingerprint()",
+            "SELECT * FROM fencing.catalog_fingerprint()",
+            "SELECT fencing.validate_resource_name('x')",
+            "SELECT fencing.validate_token('x', 1)",
+            "SELECT fencing.validate_interval('x', interval '1 s', interval '1 s', interval '2 s')",
+            "SELECT * FROM fencing.lock_own_lease('" + RESOURCE + "', 1)",
+            // DDL in the fence's schema
+            "CREATE TABLE fencing.evil (id int)",
+            "CREATE VIEW fencing.evil AS SELECT 1 AS one",
+            "CREATE SEQUENCE fencing.evil",
+            "CREATE FUNCTION fencing.evil() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+            "CREATE OR REPLACE FUNCTION fencing.check_token(p_resource text, p_token bigint)"
+                + " RETURNS bigint LANGUAGE sql AS 'SELECT p_token'",
+            "ALTER FUNCTION fencing.check_token(text, bigint) SECURITY INVOKER",
+            "ALTER FUNCTION fencing.check_token(text, bigint) RESET search_path",
+            "ALTER FUNCTION fencing.try_acquire(text, text, interval, interval)"
+                + " OWNER TO "
+                + APP_USER,
+            "DROP FUNCTION fencing.check_token(text, bigint)",
+            "DROP FUNCTION fencing.advance_sequence(bigint)",
+            "ALTER SCHEMA fencing RENAME TO fencing_gone",
+            "DROP SCHEMA fencing CASCADE",
+            // becoming someone who could
+            "SET ROLE fencing_owner",
+            "SET SESSION AUTHORIZATION fencing_owner",
+            "GRANT fencing_owner TO " + APP_USER,
+            "SET session_replication_role = replica"));
+
+    FenceSql.Snapshot before;
+    FenceSql.Status statusBefore;
+    try (Connection admin = db.connect()) {
+      before = FenceSql.snapshot(admin);
+      statusBefore = FenceSql.status(admin, RESOURCE);
+    }
+
+    SoftAssertions softly = new SoftAssertions();
+    try (Connection app = db.connect(APP_USER)) {
+      for (String sql : forbidden) {
+        SQLException e = catchThrowableOfType(SQLException.class, () -> execute(app, sql));
+        softly.assertThat((Throwable) e).as("%s must be refused", sql).isNotNull();
+        if (e != null) {
+          softly
+              .assertThat(e.getSQLState())
+              .as("SQLSTATE of %s (%s)", sql, e.getMessage())
+              .isEqualTo(INSUFFICIENT_PRIVILEGE);
+        }
+      }
+      // still the application role, and the API still works for it
+      softly.assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(APP_USER);
+      softly.assertThat(Fence.check(app, RESOURCE, issuedToken)).isEqualTo(issuedToken);
+    }
+    softly.assertAll();
+
+    try (Connection admin = db.connect()) {
+      assertThat(FenceSql.snapshot(admin)).isEqualTo(before);
+      assertThat(FenceSql.status(admin, RESOURCE)).isEqualTo(statusBefore);
+      assertThat(FenceSql.status(admin, RESOURCE).maxSeen()).isEqualTo(issuedToken);
+      assertThat(FenceSql.longValue(admin, "SELECT count(*) FROM pg_class WHERE relname = 'evil'"))
+          .isZero();
+      assertThat(
+              FenceSql.string(
+                  admin,
+                  "SELECT prosecdef::text FROM pg_proc"
+                      + " WHERE oid = 'fencing.check_token(text, bigint)'::regprocedure"))
+          .isEqualTo("true");
+      FencingMigrations.validate(db.dataSource());
+    }
+  }
+
+  @Test
+  void ownerAndApplicationRolesCannotLogInAndAreNotPrivileged() throws SQLException {
+    try (Connection c = db.connect()) {
+      for (String role : new String[] {"fencing_owner", "fencing_app"}) {
+        assertThat(
+                FenceSql.string(
+                    c,
+                    "SELECT concat_ws(',', rolcanlogin::text, rolsuper::text, rolcreaterole::text,"
+                        + " rolcreatedb::text, rolreplication::text, rolbypassrls::text)"
+                        + " FROM pg_roles WHERE rolname = ?",
+                    role))
+            .as("login, superuser, createrole, createdb, replication, bypassrls of %s", role)
+            .isEqualTo("false,false,false,false,false,false");
+      }
+      // the owner role owns the fence's state; the application role owns nothing in the schema
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT relname || ' ' || relowner::regrole FROM pg_class"
+                      + " WHERE relnamespace = 'fencing'::regnamespace"
+                      + " AND relname IN ('resource', 'lease', 'issuance', 'rejection', 'token_seq')"
+                      + " ORDER BY relname"))
+          .containsExactly(
+              "issuance fencing_owner",
+              "lease fencing_owner",
+              "rejection fencing_owner",
+              "resource fencing_owner",
+              "token_seq fencing_owner");
+      assertThat(
+              FenceSql.longValue(
+                  c,
+                  "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'fencing'::regnamespace"
+                      + " AND relowner = 'fencing_app'::regrole)"
+                      + " + (SELECT count(*) FROM pg_proc WHERE pronamespace = 'fencing'::regnamespace"
+                      + " AND proowner = 'fencing_app'::regrole)"))
+          .isZero();
+      // the application login role is not a member of the owner role
+      assertThat(
+              FenceSql.string(
+                  c, "SELECT pg_has_role(?, 'fencing_owner', 'MEMBER')::text", APP_USER))
+          .isEqualTo("false");
+    }
+  }
+
+  @Test
+  void grantedFunctionsAreSecurityDefinerWithAPinnedSearchPathAndNoneIsPublic()
+      throws SQLException {
+    try (Connection c = db.connect()) {
+      // exactly the API is executable by the application role (directly or through PUBLIC)
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND has_function_privilege('fencing_app', p.oid, 'EXECUTE')"
+                      + " ORDER BY 1"))
+          .containsExactlyElementsOf(API);
+
+      try (Statement s = c.createStatement();
+          ResultSet rs =
+              s.executeQuery(
+                  "SELECT p.oid::regprocedure::text, p.prosecdef, p.proowner::regrole::text,"
+                      + " coalesce(p.proconfig, '{}'::text[]) @> ARRAY['search_path=pg_catalog, pg_temp']"
+                      + " FROM pg_proc p WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND has_function_privilege('fencing_app', p.oid, 'EXECUTE')")) {
+        int rows = 0;
+        while (rs.next()) {
+          rows++;
+          String function = rs.getString(1);
+          assertThat(rs.getBoolean(2)).as("%s is SECURITY DEFINER", function).isTrue();
+          assertThat(rs.getString(3)).as("owner of %s", function).isEqualTo("fencing_owner");
+          assertThat(rs.getBoolean(4))
+              .as("%s has SET search_path = pg_catalog, pg_temp", function)
+              .isTrue();
+        }
+        assertThat(rows).isEqualTo(API.size());
+      }
+
+      // every function of the schema pins its search_path, and no SECURITY DEFINER one runs as a
+      // superuser
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND NOT coalesce(p.proconfig, '{}'::text[])"
+                      + "     @> ARRAY['search_path=pg_catalog, pg_temp']"))
+          .isEmpty();
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p"
+                      + " JOIN pg_roles o ON o.oid = p.proowner"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND p.prosecdef AND o.rolsuper"))
+          .isEmpty();
+
+      // nothing in the schema is executable (or otherwise usable) by PUBLIC
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p,"
+                      + " aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace AND a.grantee = 0"))
+          .isEmpty();
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND has_function_privilege('public', p.oid, 'EXECUTE')"))
+          .isEmpty();
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT cl.oid::regclass::text || ' ' || a.privilege_type FROM pg_class cl,"
+                      + " aclexplode(coalesce(cl.relacl, acldefault(CASE WHEN cl.relkind = 'S'"
+                      + " THEN 's' ELSE 'r' END::\"char\", cl.relowner))) a"
+                      + " WHERE cl.relnamespace = 'fencing'::regnamespace"
+                      + " AND (a.grantee = 0 OR a.grantee = 'fencing_app'::regrole)"))
+          .isEmpty();
+      // the application role may use the schema, not create in it
+      assertThat(
+              FenceSql.string(
+                  c,
+                  "SELECT has_schema_privilege('fencing_app', 'fencing', 'USAGE')::text"
+                      + " || has_schema_privilege('fencing_app', 'fencing', 'CREATE')::text"
+                      + " || has_schema_privilege('public', 'fencing', 'CREATE')::text"))
+          .isEqualTo("truefalsefalse");
+    }
+  }
+
+  private static void execute(Connection c, String sql) throws SQLException {
+    boolean transactionOnly = sql.startsWith("LOCK ");
+    if (transactionOnly) {
+      c.setAutoCommit(false);
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute(sql);
+    } finally {
+      if (transactionOnly) {
+        c.rollback();
+        c.setAutoCommit(true);
+      }
+    }
+  }
+}
