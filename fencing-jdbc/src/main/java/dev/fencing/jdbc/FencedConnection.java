@@ -1,7 +1,6 @@
 package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.CallableStatement;
@@ -59,22 +58,30 @@ final class FencedConnection implements InvocationHandler {
     switch (method.getName()) {
       case "createStatement":
         return FencedStatement.wrap(
-            this, (Statement) invokeRaw(method, args), Statement.class, null);
+            this, (Statement) Delegation.invoke(raw, method, args), Statement.class, null);
       case "prepareStatement":
         return FencedStatement.wrap(
-            this, (Statement) invokeRaw(method, args), PreparedStatement.class, (String) args[0]);
+            this,
+            (Statement) Delegation.invoke(raw, method, args),
+            PreparedStatement.class,
+            (String) args[0]);
       case "prepareCall":
         return FencedStatement.wrap(
-            this, (Statement) invokeRaw(method, args), CallableStatement.class, (String) args[0]);
+            this,
+            (Statement) Delegation.invoke(raw, method, args),
+            CallableStatement.class,
+            (String) args[0]);
       case "commit":
       case "rollback":
       case "setAutoCommit":
       case "close":
         try {
-          return invokeRaw(method, args);
+          return Delegation.invoke(raw, method, args);
         } finally {
           checked.clear();
         }
+      case "getMetaData":
+        return FencedChild.metaData(this, raw.getMetaData());
       case "unwrap":
         return unwrap((Class<?>) args[0]);
       case "isWrapperFor":
@@ -86,7 +93,7 @@ final class FencedConnection implements InvocationHandler {
       case "toString":
         return "Fenced[" + raw + "]";
       default:
-        return invokeRaw(method, args);
+        return Delegation.invoke(raw, method, args);
     }
   }
 
@@ -120,6 +127,14 @@ final class FencedConnection implements InvocationHandler {
     FencingContext context = Fencing.current();
     if (!kind.mayWrite() || (context.isEmpty() && !requireToken)) {
       return run(call, kind);
+    }
+    if (kind.writesAfterBoundary()) {
+      // The check would cover only the transaction the string starts in.
+      throw new SQLException(
+          "a fenced write cannot follow COMMIT, ROLLBACK or ROLLBACK TO SAVEPOINT in the same SQL"
+              + " string; send the statements separately: "
+              + sql,
+          "0A000");
     }
     return fenced(context, call, kind);
   }
@@ -200,14 +215,6 @@ final class FencedConnection implements InvocationHandler {
       if (kind.endsTransaction() || kind.rollsBackToSavepoint()) {
         checked.clear();
       }
-    }
-  }
-
-  private @Nullable Object invokeRaw(Method method, Object @Nullable [] args) throws Throwable {
-    try {
-      return method.invoke(raw, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
     }
   }
 }

@@ -3,7 +3,6 @@ package dev.fencing.jdbc;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.SQLException;
 import org.jspecify.annotations.Nullable;
@@ -39,11 +38,7 @@ final class FencedCopyManager extends CopyManager {
                 return new FencedCopyManager(
                     connection, connection.raw().unwrap(BaseConnection.class));
               }
-              try {
-                return method.invoke(raw, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
-              }
+              return Delegation.invoke(raw, method, args);
             });
   }
 

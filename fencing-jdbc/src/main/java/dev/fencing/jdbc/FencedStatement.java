@@ -1,7 +1,6 @@
 package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Statement;
@@ -45,7 +44,8 @@ final class FencedStatement implements InvocationHandler {
       boolean isBatch = name.endsWith("Batch");
       String sql = sqlOf(args, isBatch);
       try {
-        return connection.execute(sql, () -> invokeRaw(method, args));
+        return FencedChild.fence(
+            connection, connection.execute(sql, () -> Delegation.invoke(raw, method, args)), self);
       } finally {
         if (isBatch) {
           batch.clear();
@@ -57,10 +57,10 @@ final class FencedStatement implements InvocationHandler {
         if (args != null && args.length == 1 && args[0] instanceof String sql) {
           batch.add(sql);
         }
-        return invokeRaw(method, args);
+        return Delegation.invoke(raw, method, args);
       case "clearBatch":
         batch.clear();
-        return invokeRaw(method, args);
+        return Delegation.invoke(raw, method, args);
       case "getConnection":
         return connection.proxy();
       case "unwrap":
@@ -75,7 +75,7 @@ final class FencedStatement implements InvocationHandler {
       case "toString":
         return "Fenced[" + raw + "]";
       default:
-        return invokeRaw(method, args);
+        return FencedChild.fence(connection, Delegation.invoke(raw, method, args), self);
     }
   }
 
@@ -88,13 +88,5 @@ final class FencedStatement implements InvocationHandler {
     }
     // A prepared statement whose SQL we somehow lack is treated as a write.
     return preparedSql != null ? preparedSql : "UNKNOWN";
-  }
-
-  private @Nullable Object invokeRaw(Method method, Object @Nullable [] args) throws Throwable {
-    try {
-      return method.invoke(raw, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }

@@ -82,11 +82,14 @@ public final class FencingContext {
   /** {@code task} run with this context bound, on whatever thread runs it. */
   public Runnable wrap(Runnable task) {
     return () -> {
-      FencingScope scope = bind();
+      FencingContext saved = Fencing.current();
+      bind();
       try {
         task.run();
       } finally {
-        scope.close();
+        // Restore even if the task left a scope of its own open: the next task on this
+        // (pooled) thread must not inherit anything.
+        Fencing.restore(saved);
       }
     };
   }
@@ -94,11 +97,12 @@ public final class FencingContext {
   /** {@code task} called with this context bound, on whatever thread calls it. */
   public <T> Callable<T> wrap(Callable<T> task) {
     return () -> {
-      FencingScope scope = bind();
+      FencingContext saved = Fencing.current();
+      bind();
       try {
         return task.call();
       } finally {
-        scope.close();
+        Fencing.restore(saved);
       }
     };
   }

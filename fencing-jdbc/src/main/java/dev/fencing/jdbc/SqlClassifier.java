@@ -64,7 +64,16 @@ final class SqlClassifier {
    * @param rollsBackToSavepoint some statement is {@code ROLLBACK [WORK | TRANSACTION] TO
    *     [SAVEPOINT] name}, which undoes what ran after the savepoint
    */
-  record Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {}
+  record Classification(
+      boolean mayWrite,
+      boolean endsTransaction,
+      boolean rollsBackToSavepoint,
+      boolean writesAfterBoundary) {
+    /** A classification of one string with no write after a transaction boundary. */
+    Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
+      this(mayWrite, endsTransaction, rollsBackToSavepoint, false);
+    }
+  }
 
   /**
    * Functions that never write, so a query calling them can still be a read. Any function not
@@ -337,9 +346,12 @@ final class SqlClassifier {
   private static final int MAY_WRITE = 1;
   private static final int ENDS_TRANSACTION = 2;
   private static final int ROLLS_BACK_TO_SAVEPOINT = 4;
+  // A statement that may write follows, in the same string, one that ends the transaction or
+  // rolls back to a savepoint: a check made before the string would not cover it.
+  private static final int WRITES_AFTER_BOUNDARY = 8;
 
-  /** The eight possible results, shared rather than allocated per call. */
-  private static final Classification[] RESULTS = new Classification[8];
+  /** The sixteen possible results, shared rather than allocated per call. */
+  private static final Classification[] RESULTS = new Classification[16];
 
   static {
     for (int bits = 0; bits < RESULTS.length; bits++) {
@@ -347,7 +359,8 @@ final class SqlClassifier {
           new Classification(
               (bits & MAY_WRITE) != 0,
               (bits & ENDS_TRANSACTION) != 0,
-              (bits & ROLLS_BACK_TO_SAVEPOINT) != 0);
+              (bits & ROLLS_BACK_TO_SAVEPOINT) != 0,
+              (bits & WRITES_AFTER_BOUNDARY) != 0);
     }
   }
 
@@ -424,7 +437,12 @@ final class SqlClassifier {
         int kind = next();
         if (kind == END || kind == SEMICOLON) {
           if (count > 0) {
-            bits |= classifyStatement(first, keepAll);
+            int statement = classifyStatement(first, keepAll);
+            if ((statement & MAY_WRITE) != 0
+                && (bits & (ENDS_TRANSACTION | ROLLS_BACK_TO_SAVEPOINT)) != 0) {
+              statement |= WRITES_AFTER_BOUNDARY;
+            }
+            bits |= statement;
           }
           count = 0;
           first = -1;

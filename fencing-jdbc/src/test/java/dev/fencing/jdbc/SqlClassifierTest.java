@@ -334,4 +334,30 @@ class SqlClassifierTest {
     }
     assertThat(SqlClassifier.mayWrite(sql.toString())).isTrue();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "commit; insert into t values (1)",
+        "ROLLBACK; delete from t",
+        "rollback to savepoint s; update t set a = 1",
+        "insert into t values (1); commit; insert into t values (2)",
+        "end; select my_func()"
+      })
+  void aWriteAfterATransactionBoundaryInOneStringIsFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).writesAfterBoundary()).as(sql).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "insert into t values (1); commit",
+        "commit; select 1",
+        "begin; insert into t values (1)",
+        "savepoint s; insert into t values (1)",
+        "rollback to s; select count(*) from t"
+      })
+  void noWriteAfterATransactionBoundaryIsNotFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).writesAfterBoundary()).as(sql).isFalse();
+  }
 }

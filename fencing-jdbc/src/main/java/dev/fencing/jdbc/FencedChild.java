@@ -1,0 +1,83 @@
+package dev.fencing.jdbc;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A result set or database metadata of a fenced connection, so that its way back ({@code
+ * getStatement()}, {@code getConnection()}) leads to the fenced proxies, never to the driver's
+ * unfenced objects.
+ */
+final class FencedChild implements InvocationHandler {
+  private final FencedConnection connection;
+  private final Object raw;
+  private final @Nullable Object statement;
+
+  private FencedChild(FencedConnection connection, Object raw, @Nullable Object statement) {
+    this.connection = connection;
+    this.raw = raw;
+    this.statement = statement;
+  }
+
+  /** {@code raw} as a result set of {@code statement} (a fenced proxy, or null if unknown). */
+  static ResultSet resultSet(
+      FencedConnection connection, ResultSet raw, @Nullable Object statement) {
+    return (ResultSet)
+        Proxy.newProxyInstance(
+            FencedChild.class.getClassLoader(),
+            new Class<?>[] {ResultSet.class},
+            new FencedChild(connection, raw, statement));
+  }
+
+  static DatabaseMetaData metaData(FencedConnection connection, DatabaseMetaData raw) {
+    return (DatabaseMetaData)
+        Proxy.newProxyInstance(
+            FencedChild.class.getClassLoader(),
+            new Class<?>[] {DatabaseMetaData.class},
+            new FencedChild(connection, raw, null));
+  }
+
+  /** {@code result} of a call on a fenced object, with any result set made fenced too. */
+  static @Nullable Object fence(
+      FencedConnection connection, @Nullable Object result, @Nullable Object statement) {
+    return result instanceof ResultSet rs && !Proxy.isProxyClass(rs.getClass())
+        ? resultSet(connection, rs, statement)
+        : result;
+  }
+
+  @Override
+  public @Nullable Object invoke(Object self, Method method, Object @Nullable [] args)
+      throws Throwable {
+    switch (method.getName()) {
+      case "getStatement":
+        if (statement != null) {
+          return statement;
+        }
+        Statement rawStatement = ((ResultSet) raw).getStatement();
+        return rawStatement == null
+            ? null
+            : FencedStatement.wrap(connection, rawStatement, Statement.class, null);
+      case "getConnection":
+        return connection.proxy();
+      case "unwrap":
+        Class<?> iface = (Class<?>) args[0];
+        return iface.isInstance(self) ? self : Delegation.invoke(raw, method, args);
+      case "isWrapperFor":
+        return ((Class<?>) args[0]).isInstance(self)
+            || (boolean) Delegation.invoke(raw, method, args);
+      case "equals":
+        return self == args[0];
+      case "hashCode":
+        return System.identityHashCode(self);
+      case "toString":
+        return "Fenced[" + raw + "]";
+      default:
+        return fence(connection, Delegation.invoke(raw, method, args), null);
+    }
+  }
+}
