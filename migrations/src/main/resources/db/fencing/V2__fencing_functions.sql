@@ -115,6 +115,21 @@ BEGIN
 END
 $$;
 
+-- Raises ZF004 for a resource whose tokens come from elsewhere: it has no lease here.
+CREATE FUNCTION ${flyway:defaultSchema}.require_local(r ${flyway:defaultSchema}.resource)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF r.issuer <> 'local' THEN
+        PERFORM ${flyway:defaultSchema}.raise_error('ZF004',
+            format('resource "%s" is fenced by external tokens; it has no lease here', r.name),
+            jsonb_build_object('resource', r.name, 'issuer', r.issuer));
+    END IF;
+END
+$$;
+
 -- Raises the error for a token the resource refuses. r must be a locked (or just-updated) view.
 CREATE FUNCTION ${flyway:defaultSchema}.refuse(r ${flyway:defaultSchema}.resource, p_token bigint)
     RETURNS void
@@ -372,11 +387,7 @@ BEGIN
         ON CONFLICT (name) DO NOTHING;
         SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE name = p_resource;
     END IF;
-    IF r.issuer <> 'local' THEN
-        PERFORM ${flyway:defaultSchema}.raise_error('ZF004',
-            format('resource "%s" is fenced by external tokens; it has no lease here', p_resource),
-            jsonb_build_object('resource', p_resource, 'issuer', r.issuer));
-    END IF;
+    PERFORM ${flyway:defaultSchema}.require_local(r);
     IF NOT EXISTS (SELECT FROM ${flyway:defaultSchema}.lease WHERE resource_id = r.id) THEN
         INSERT INTO ${flyway:defaultSchema}.lease (resource_id) VALUES (r.id) ON CONFLICT DO NOTHING;
     END IF;
@@ -444,11 +455,7 @@ DECLARE
 BEGIN
     PERFORM ${flyway:defaultSchema}.validate_token(p_resource, p_token);
     r := ${flyway:defaultSchema}.find_resource(p_resource);
-    IF r.issuer <> 'local' THEN
-        PERFORM ${flyway:defaultSchema}.raise_error('ZF004',
-            format('resource "%s" is fenced by external tokens; it has no lease here', p_resource),
-            jsonb_build_object('resource', p_resource, 'issuer', r.issuer));
-    END IF;
+    PERFORM ${flyway:defaultSchema}.require_local(r);
     SELECT * INTO l FROM ${flyway:defaultSchema}.lease WHERE resource_id = r.id FOR UPDATE;
     IF NOT FOUND OR p_token <> l.token THEN
         -- judged against the lease's token: a lease taken over means stale, beyond it never issued

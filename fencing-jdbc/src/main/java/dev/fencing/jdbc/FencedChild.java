@@ -67,17 +67,11 @@ final class FencedChild implements InvocationHandler {
       case "unwrap":
         Class<?> iface = (Class<?>) args[0];
         return iface.isInstance(self) ? self : Delegation.invoke(raw, method, args);
-      case "isWrapperFor":
-        return ((Class<?>) args[0]).isInstance(self)
-            || (boolean) Delegation.invoke(raw, method, args);
-      case "equals":
-        return self == args[0];
-      case "hashCode":
-        return System.identityHashCode(self);
-      case "toString":
-        return "Fenced[" + raw + "]";
       default:
-        return fence(connection, Delegation.invoke(raw, method, args), null);
+        Object common = Delegation.common(self, raw, method, args);
+        return common != Delegation.NOT_COMMON
+            ? common
+            : fence(connection, Delegation.invoke(raw, method, args), null);
     }
   }
 }

@@ -84,16 +84,9 @@ final class FencedConnection implements InvocationHandler {
         return FencedChild.metaData(this, raw.getMetaData());
       case "unwrap":
         return unwrap((Class<?>) args[0]);
-      case "isWrapperFor":
-        return ((Class<?>) args[0]).isInstance(self) || raw.isWrapperFor((Class<?>) args[0]);
-      case "equals":
-        return self == args[0];
-      case "hashCode":
-        return System.identityHashCode(self);
-      case "toString":
-        return "Fenced[" + raw + "]";
       default:
-        return Delegation.invoke(raw, method, args);
+        Object common = Delegation.common(self, raw, method, args);
+        return common != Delegation.NOT_COMMON ? common : Delegation.invoke(raw, method, args);
     }
   }
 

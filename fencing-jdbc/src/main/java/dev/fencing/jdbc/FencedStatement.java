@@ -66,16 +66,11 @@ final class FencedStatement implements InvocationHandler {
       case "unwrap":
         Class<?> iface = (Class<?>) args[0];
         return iface.isInstance(self) ? self : raw.unwrap(iface);
-      case "isWrapperFor":
-        return ((Class<?>) args[0]).isInstance(self) || raw.isWrapperFor((Class<?>) args[0]);
-      case "equals":
-        return self == args[0];
-      case "hashCode":
-        return System.identityHashCode(self);
-      case "toString":
-        return "Fenced[" + raw + "]";
       default:
-        return FencedChild.fence(connection, Delegation.invoke(raw, method, args), self);
+        Object common = Delegation.common(self, raw, method, args);
+        return common != Delegation.NOT_COMMON
+            ? common
+            : FencedChild.fence(connection, Delegation.invoke(raw, method, args), self);
     }
   }
 
