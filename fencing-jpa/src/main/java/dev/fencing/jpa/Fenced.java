@@ -1,0 +1,58 @@
+package dev.fencing.jpa;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks an entity whose writes must carry a fencing token: every insert, update, delete or upsert
+ * of it, and every change of a collection it owns, is refused unless a token for its resource is
+ * bound on the writing thread ({@link dev.fencing.jdbc.Fencing#bind}). PostgreSQL then compares the
+ * token in the same transaction, through the {@link dev.fencing.jdbc.FencedDataSource} under
+ * Hibernate.
+ *
+ * <p>The resource is either one name for every row, or one per row, taken from an attribute:
+ *
+ * <pre>{@code
+ * @Entity @Fenced("ledger")                                  // every row: resource "ledger"
+ * class LedgerEntry { ... }
+ *
+ * @Entity @Fenced(prefix = "account:", attribute = "number") // row with number 7: "account:7"
+ * class Account { @Id Long id; long number; ... }
+ * }</pre>
+ *
+ * <p>Give exactly one of {@link #value()} and {@link #attribute()}; {@link #prefix()} goes with
+ * {@link #attribute()} only. The attribute must be a basic attribute of the entity (a column value
+ * or the identifier), never null when the entity is written; its value is turned into text with
+ * {@code String.valueOf}. An identifier the database generates (IDENTITY) is not known before the
+ * insert, so it cannot name the resource. When an update changes the attribute, the tokens for the
+ * old and the new resource are both required. Hibernate checks these rules when it starts and fails
+ * naming the entity.
+ *
+ * <p>Subclasses of a fenced entity are fenced too. Fencing does not follow associations: annotate
+ * every entity whose rows must be fenced (cascaded children included); a collection owned by a
+ * fenced entity (element collections, join tables) is fenced with the owner's resource.
+ *
+ * @see FencingIntegrator
+ * @see FencedEntityListener
+ */
+@Documented
+@Inherited
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.TYPE)
+public @interface Fenced {
+  /** The resource every row of the entity belongs to, e.g. {@code "ledger"}. */
+  String value() default "";
+
+  /**
+   * The attribute whose value names each row's resource (after {@link #prefix()}), e.g. {@code
+   * "number"}.
+   */
+  String attribute() default "";
+
+  /** Text before the {@link #attribute()}'s value in the resource name, e.g. {@code "account:"}. */
+  String prefix() default "";
+}

@@ -1,0 +1,244 @@
+package dev.fencing.jpa;
+
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingConnection;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.Objects;
+import org.hibernate.collection.spi.PersistentCollection;
+import org.hibernate.engine.spi.SharedSessionContractImplementor;
+import org.hibernate.event.spi.AbstractCollectionEvent;
+import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
+import org.hibernate.event.spi.PreCollectionRecreateEvent;
+import org.hibernate.event.spi.PreCollectionRecreateEventListener;
+import org.hibernate.event.spi.PreCollectionRemoveEvent;
+import org.hibernate.event.spi.PreCollectionRemoveEventListener;
+import org.hibernate.event.spi.PreCollectionUpdateEvent;
+import org.hibernate.event.spi.PreCollectionUpdateEventListener;
+import org.hibernate.event.spi.PreDeleteEvent;
+import org.hibernate.event.spi.PreDeleteEventListener;
+import org.hibernate.event.spi.PreInsertEvent;
+import org.hibernate.event.spi.PreInsertEventListener;
+import org.hibernate.event.spi.PreUpdateEvent;
+import org.hibernate.event.spi.PreUpdateEventListener;
+import org.hibernate.event.spi.PreUpsertEvent;
+import org.hibernate.event.spi.PreUpsertEventListener;
+import org.hibernate.persister.entity.EntityPersister;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Hibernate side of {@link FencingIntegrator}: before each write of a fenced entity or of a
+ * collection it owns, requires a fenced connection and a bound token for the row's resource. Never
+ * vetoes (a veto would skip the write silently); refuses by throwing.
+ */
+final class FencingEventListener
+    implements PreInsertEventListener,
+        PreUpdateEventListener,
+        PreDeleteEventListener,
+        PreUpsertEventListener,
+        PreCollectionRecreateEventListener,
+        PreCollectionUpdateEventListener,
+        PreCollectionRemoveEventListener {
+
+  private final Map<String, FencedEntity> fenced;
+
+  FencingEventListener(Map<String, FencedEntity> fenced) {
+    this.fenced = fenced;
+  }
+
+  @Override
+  public boolean onPreInsert(PreInsertEvent event) {
+    entityWrite(event, event.getState(), null, "insert");
+    return false;
+  }
+
+  @Override
+  public boolean onPreUpdate(PreUpdateEvent event) {
+    entityWrite(event, event.getState(), event.getOldState(), "update");
+    return false;
+  }
+
+  @Override
+  public boolean onPreDelete(PreDeleteEvent event) {
+    entityWrite(event, event.getDeletedState(), null, "delete");
+    return false;
+  }
+
+  @Override
+  public boolean onPreUpsert(PreUpsertEvent event) {
+    entityWrite(event, event.getState(), null, "upsert");
+    return false;
+  }
+
+  @Override
+  public void onPreRecreateCollection(PreCollectionRecreateEvent event) {
+    collectionWrite(event, "write the collection");
+  }
+
+  @Override
+  public void onPreUpdateCollection(PreCollectionUpdateEvent event) {
+    collectionWrite(event, "update the collection");
+  }
+
+  @Override
+  public void onPreRemoveCollection(PreCollectionRemoveEvent event) {
+    collectionWrite(event, "remove the collection");
+  }
+
+  private void entityWrite(
+      AbstractPreDatabaseOperationEvent event,
+      Object @Nullable [] state,
+      Object @Nullable [] oldState,
+      String operation) {
+    EntityPersister persister = event.getPersister();
+    FencedEntity entity = fenced.get(persister.getEntityName());
+    if (entity == null) {
+      return;
+    }
+    SharedSessionContractImplementor session = event.getSession();
+    requireFencedConnection(session, entity);
+    String resource = resource(entity, persister, event.getEntity(), event.getId(), state);
+    requireToken(session, entity, resource, operation);
+    if (oldState != null && entity.attribute() != null) {
+      // The row moves from one resource to another: it must be fenced for both.
+      String old = resource(entity, persister, event.getEntity(), event.getId(), oldState);
+      if (!old.equals(resource)) {
+        requireToken(session, entity, old, operation);
+      }
+    }
+  }
+
+  private void collectionWrite(AbstractCollectionEvent event, String operation) {
+    if (event.getCollectionPersister().isInverse()) {
+      return; // writes nothing: the entities on the owning side are fenced themselves
+    }
+    String ownerName = event.getAffectedOwnerEntityName();
+    FencedEntity entity = fenced.get(ownerName);
+    if (entity == null) {
+      return;
+    }
+    SharedSessionContractImplementor session = sessionOf(event);
+    if (session != null) {
+      requireFencedConnection(session, entity);
+    }
+    String resource;
+    if (entity.attribute() == null) {
+      resource = entity.fixedResource();
+    } else {
+      EntityPersister owner =
+          event
+              .getCollectionPersister()
+              .getFactory()
+              .getMappingMetamodel()
+              .getEntityDescriptor(ownerName);
+      Object ownerEntity = event.getAffectedOwnerOrNull();
+      if (ownerEntity == null && !isIdentifier(owner, entity)) {
+        throw new IllegalStateException(
+            "cannot fence a write of a collection of "
+                + ownerName
+                + " ("
+                + event.getCollectionPersister().getRole()
+                + "): its owner is not loaded, so its resource is unknown");
+      }
+      resource = resource(entity, owner, ownerEntity, event.getAffectedOwnerIdOrNull(), null);
+    }
+    requireToken(
+        session,
+        entity,
+        resource,
+        operation + " " + event.getCollectionPersister().getRole() + " of");
+  }
+
+  /**
+   * The session of a collection event. A stateless session passes no event source (the event's
+   * {@code getSession()} then throws), but its collections carry the session.
+   */
+  private static @Nullable SharedSessionContractImplementor sessionOf(
+      AbstractCollectionEvent event) {
+    PersistentCollection<?> collection = event.getCollection();
+    if (collection != null && collection.getSession() != null) {
+      return collection.getSession();
+    }
+    try {
+      return event.getSession();
+    } catch (NullPointerException noSource) {
+      return null; // the owner's own insert, update or delete checks the connection
+    }
+  }
+
+  private static String resource(
+      FencedEntity entity,
+      EntityPersister persister,
+      @Nullable Object instance,
+      @Nullable Object id,
+      Object @Nullable [] state) {
+    String attribute = entity.attribute();
+    if (attribute == null) {
+      return entity.fixedResource();
+    }
+    if (isIdentifier(persister, entity)) {
+      return entity.resourceOf(
+          id != null || instance == null ? id : persister.getIdentifier(instance));
+    }
+    if (state != null) {
+      return entity.resourceOf(
+          state[persister.findAttributeMapping(attribute).getStateArrayPosition()]);
+    }
+    return entity.resourceOf(
+        persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute));
+  }
+
+  private static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {
+    return Objects.equals(persister.getIdentifierPropertyName(), entity.attribute());
+  }
+
+  private static void requireToken(
+      @Nullable SharedSessionContractImplementor session,
+      FencedEntity entity,
+      String resource,
+      String operation) {
+    if (Fencing.current().token(resource).isPresent()) {
+      return;
+    }
+    if (session != null && session.isTransactionInProgress()) {
+      session.markForRollbackOnly();
+    }
+    throw FencingPersistenceException.missingToken(resource, entity.entityName(), operation);
+  }
+
+  private static void requireFencedConnection(
+      SharedSessionContractImplementor session, FencedEntity entity) {
+    Connection connection =
+        session.getJdbcCoordinator().getLogicalConnection().getPhysicalConnection();
+    boolean isFenced;
+    try {
+      isFenced = connection.isWrapperFor(FencingConnection.class);
+    } catch (SQLException e) {
+      throw session
+          .getJdbcServices()
+          .getSqlExceptionHelper()
+          .convert(e, "could not tell whether the connection is fenced");
+    }
+    if (isFenced) {
+      return;
+    }
+    if (session.isTransactionInProgress()) {
+      session.markForRollbackOnly();
+    }
+    throw new IllegalStateException(
+        "fencing-jpa: "
+            + entity.entityName()
+            + " is @Fenced, but Hibernate's connection is not fenced ("
+            + connection
+            + "). Hibernate must get its connections from a dev.fencing.jdbc.FencedDataSource:"
+            + " set hibernate.connection.datasource (or jakarta.persistence.nonJtaDataSource) to"
+            + " FencedDataSource.wrap(yourPool), or make a FencedDataSource the dataSource of your"
+            + " HikariCP pool; a connection URL with Hibernate's own pool is not fenced.");
+  }
+
+  @Override
+  public String toString() {
+    return "FencingEventListener" + fenced.keySet();
+  }
+}

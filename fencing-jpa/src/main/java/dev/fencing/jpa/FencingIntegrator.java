@@ -1,0 +1,159 @@
+package dev.fencing.jpa;
+
+import jakarta.persistence.EntityListeners;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.hibernate.MappingException;
+import org.hibernate.boot.Metadata;
+import org.hibernate.boot.spi.BootstrapContext;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.event.service.spi.DuplicationStrategy;
+import org.hibernate.event.service.spi.EventListenerRegistry;
+import org.hibernate.event.spi.EventType;
+import org.hibernate.integrator.spi.Integrator;
+import org.hibernate.mapping.BasicValue;
+import org.hibernate.mapping.PersistentClass;
+import org.hibernate.mapping.Property;
+
+/**
+ * Plugs fencing into every Hibernate {@code SessionFactory}: Hibernate finds it through {@code
+ * META-INF/services/org.hibernate.integrator.spi.Integrator}, so putting fencing-jpa on the
+ * classpath is all it takes, with native and JPA bootstrap alike. Nothing to configure, no
+ * Interceptor (a session's own Interceptor would silence it).
+ *
+ * <p>At startup it validates every {@link Fenced} entity (and every entity listing {@link
+ * FencedEntityListener}) and fails naming the entity. It then listens to Hibernate's pre-insert,
+ * pre-update, pre-delete and pre-upsert events, and to the pre-recreate, pre-update and pre-remove
+ * events of collections, which fire right before the SQL of each write, in stateful and stateless
+ * sessions. For a fenced entity, or a collection a fenced entity owns, each of them requires:
+ *
+ * <ul>
+ *   <li>that the session's connection comes from a {@link dev.fencing.jdbc.FencedDataSource}
+ *       (checked with {@code isWrapperFor(FencingConnection.class)}, so through a pool's proxy
+ *       too), else an {@link IllegalStateException} says how to wire it;
+ *   <li>that a token for the row's resource is bound on the thread, else {@link
+ *       FencingPersistenceException} (its cause a {@link
+ *       dev.fencing.jdbc.MissingFencingTokenException}) and the transaction is marked for rollback.
+ * </ul>
+ *
+ * PostgreSQL compares the token itself, once per transaction, when the {@code FencedDataSource}
+ * sends the first write. Collections that write nothing (the inverse side, {@code mappedBy}) are
+ * fenced through the entities that do.
+ */
+public final class FencingIntegrator implements Integrator {
+  /** Called by Hibernate's service loading. */
+  public FencingIntegrator() {}
+
+  @Override
+  public void integrate(
+      Metadata metadata,
+      BootstrapContext bootstrapContext,
+      SessionFactoryImplementor sessionFactory) {
+    Map<String, FencedEntity> fenced = scan(metadata);
+    if (fenced.isEmpty()) {
+      return;
+    }
+    FencingEventListener listener = new FencingEventListener(fenced);
+    EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
+    // Registered twice (service loading plus an explicit registration): keep one.
+    registry.addDuplicationStrategy(
+        new DuplicationStrategy() {
+          @Override
+          public boolean areMatch(Object listener, Object original) {
+            return listener instanceof FencingEventListener
+                && original instanceof FencingEventListener;
+          }
+
+          @Override
+          public Action getAction() {
+            return Action.KEEP_ORIGINAL;
+          }
+        });
+    registry.appendListeners(EventType.PRE_INSERT, listener);
+    registry.appendListeners(EventType.PRE_UPDATE, listener);
+    registry.appendListeners(EventType.PRE_DELETE, listener);
+    registry.appendListeners(EventType.PRE_UPSERT, listener);
+    registry.appendListeners(EventType.PRE_COLLECTION_RECREATE, listener);
+    registry.appendListeners(EventType.PRE_COLLECTION_UPDATE, listener);
+    registry.appendListeners(EventType.PRE_COLLECTION_REMOVE, listener);
+  }
+
+  /** The fenced entities by entity name, validated. */
+  static Map<String, FencedEntity> scan(Metadata metadata) {
+    Map<String, FencedEntity> fenced = new HashMap<>();
+    for (PersistentClass entity : metadata.getEntityBindings()) {
+      if (entity.getClassName() == null) {
+        continue; // a dynamic (map) entity has no class to annotate
+      }
+      Class<?> type = entity.getMappedClass();
+      String name = entity.getEntityName();
+      FencedEntity fencing;
+      try {
+        fencing = FencedEntity.of(type, name);
+        if (fencing == null) {
+          requireNoFencedEntityListener(type, name);
+          continue;
+        }
+        String attribute = fencing.attribute();
+        if (attribute != null) {
+          requireBasicAttribute(entity, attribute);
+        }
+      } catch (IllegalArgumentException e) {
+        throw new MappingException(e.getMessage(), e);
+      }
+      fenced.put(name, fencing);
+    }
+    return Map.copyOf(fenced);
+  }
+
+  private static void requireBasicAttribute(PersistentClass entity, String attribute) {
+    Property property = null;
+    List<String> names = new ArrayList<>();
+    if (entity.hasIdentifierProperty()) {
+      names.add(entity.getIdentifierProperty().getName());
+      if (entity.getIdentifierProperty().getName().equals(attribute)) {
+        property = entity.getIdentifierProperty();
+      }
+    }
+    for (Property p : entity.getPropertyClosure()) {
+      names.add(p.getName());
+      if (p.getName().equals(attribute)) {
+        property = p;
+      }
+    }
+    if (property == null) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(), "attribute " + attribute + " does not exist; it has " + names);
+    }
+    if (!(property.getValue() instanceof BasicValue)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + " is not a basic attribute (a column value); an association, collection or"
+              + " embeddable cannot name a resource");
+    }
+  }
+
+  private static void requireNoFencedEntityListener(Class<?> type, String name) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      EntityListeners listeners = c.getAnnotation(EntityListeners.class);
+      if (listeners != null
+          && Arrays.asList(listeners.value()).contains(FencedEntityListener.class)) {
+        throw new IllegalArgumentException(
+            "entity "
+                + name
+                + " lists FencedEntityListener but is not annotated @Fenced, so its resource is"
+                + " unknown");
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "FencingIntegrator";
+  }
+}
