@@ -30,8 +30,6 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
-import org.postgresql.util.PSQLWarning;
-import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +65,6 @@ public final class LeaseClient implements AutoCloseable {
   private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
 
   /** PostgreSQL's DETAIL when a synchronous-replication wait was cancelled after the commit. */
-  private static final String NOT_REPLICATED = "might not have been replicated";
 
   /**
    * While another acquisition's transaction holds the lease row, neither holder nor expiry is
@@ -242,7 +239,8 @@ public final class LeaseClient implements AutoCloseable {
   private Attempt attempt(Connection c, String resource, Duration ttl) throws SQLException {
     // Taken before the query: the database's remaining time then ends no later than we assume.
     long sentAt = System.nanoTime();
-    Committed<AcquireRow> committed = inTransaction(c, tx -> queryAcquire(tx, resource, ttl));
+    LeaseTransaction.Committed<AcquireRow> committed =
+        LeaseTransaction.run(c, tx -> queryAcquire(tx, resource, ttl));
     AcquireRow row = committed.result();
     if (!row.acquired()) {
       return new Attempt(null, row.holder(), row.expiresAt(), row.remainingNanos());
@@ -292,7 +290,7 @@ public final class LeaseClient implements AutoCloseable {
                 + " for resource "
                 + token.resource()
                 + " is NOT issued: its commit is local only and might not have been replicated ("
-                + warningText(warning)
+                + LeaseTransaction.warningText(warning)
                 + "); retry the acquisition",
             warning);
     try {
@@ -342,7 +340,8 @@ public final class LeaseClient implements AutoCloseable {
    */
   Renewal renew(FencingToken token, Duration ttl) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      Committed<Renewal> committed = inTransaction(c, tx -> queryRenew(tx, token, ttl));
+      LeaseTransaction.Committed<Renewal> committed =
+          LeaseTransaction.run(c, tx -> queryRenew(tx, token, ttl));
       SQLWarning notReplicated = committed.notReplicated();
       if (notReplicated != null) {
         // counting on a renewal a failover may undo would let the client trust a shorter lease
@@ -350,7 +349,7 @@ public final class LeaseClient implements AutoCloseable {
             "renewal of token "
                 + token
                 + " might not have been replicated; not counted ("
-                + warningText(notReplicated)
+                + LeaseTransaction.warningText(notReplicated)
                 + ")",
             notReplicated);
       }
@@ -379,7 +378,7 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   private boolean release(Connection c, FencingToken token) throws SQLException {
-    return inTransaction(c, tx -> queryRelease(tx, token)).result();
+    return LeaseTransaction.run(c, tx -> queryRelease(tx, token)).result();
   }
 
   private boolean queryRelease(Connection c, FencingToken token) throws SQLException {
@@ -394,84 +393,6 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   // --- transactions ----------------------------------------------------------------------------
-
-  @FunctionalInterface
-  private interface SqlWork<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  /** A committed result, and the commit's not-replicated warning if there was one. */
-  private record Committed<T>(T result, @Nullable SQLWarning notReplicated) {}
-
-  /**
-   * Runs {@code work} in its own READ COMMITTED transaction with an explicit commit, then gives the
-   * connection back its previous autocommit and isolation: it may be a pooled one.
-   */
-  private static <T> Committed<T> inTransaction(Connection c, SqlWork<T> work) throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    int isolation = c.getTransactionIsolation();
-    Committed<T> committed;
-    try {
-      committed = commit(c, work);
-    } catch (SQLException | RuntimeException e) {
-      try {
-        restore(c, autoCommit, isolation);
-      } catch (SQLException | RuntimeException restoreFailure) {
-        e.addSuppressed(restoreFailure);
-      }
-      throw e;
-    }
-    restore(c, autoCommit, isolation);
-    return committed;
-  }
-
-  private static <T> Committed<T> commit(Connection c, SqlWork<T> work) throws SQLException {
-    c.setAutoCommit(false);
-    c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-    c.clearWarnings(); // only this commit's warnings may count
-    try {
-      T result = work.run(c);
-      c.commit();
-      return new Committed<>(result, notReplicated(c.getWarnings()));
-    } catch (SQLException | RuntimeException e) {
-      try {
-        c.rollback();
-      } catch (SQLException | RuntimeException rollbackFailure) {
-        e.addSuppressed(rollbackFailure);
-      }
-      throw e;
-    }
-  }
-
-  private static void restore(Connection c, boolean autoCommit, int isolation) throws SQLException {
-    if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-      c.setTransactionIsolation(isolation);
-    }
-    if (autoCommit) {
-      c.setAutoCommit(true);
-    }
-  }
-
-  private static @Nullable SQLWarning notReplicated(@Nullable SQLWarning chain) {
-    for (SQLWarning w = chain; w != null; w = w.getNextWarning()) {
-      if (warningText(w).contains(NOT_REPLICATED)) {
-        return w;
-      }
-    }
-    return null;
-  }
-
-  /** Message and DETAIL: pgjdbc's getMessage() leaves out the DETAIL, where PostgreSQL says it. */
-  private static String warningText(SQLWarning w) {
-    String text = String.valueOf(w.getMessage());
-    if (w instanceof PSQLWarning psql) {
-      ServerErrorMessage server = psql.getServerErrorMessage();
-      if (server.getDetail() != null) {
-        text += " (" + server.getDetail() + ")";
-      }
-    }
-    return text;
-  }
 
   private static void stopListening(Connection c, boolean autoCommit) throws SQLException {
     execute(c, "UNLISTEN " + RELEASED_CHANNEL);
