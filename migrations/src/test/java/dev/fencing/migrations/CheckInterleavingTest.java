@@ -19,17 +19,10 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.migrations.Interleaving.Session;
 import dev.fencing.migrations.Interleaving.Status;
-import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -38,34 +31,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * try_acquire (eager fencing: it advances max_seen and waits for the FOR SHARE holders of older
  * tokens) and with other checks.
  */
-@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class CheckInterleavingTest {
-
-  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
-
-  private static final Duration LEASE = Duration.ofMinutes(5);
-
-  private static @Nullable ExecutorService pool;
-
-  @BeforeAll
-  static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
-    try (Connection c = db.connect()) {
-      Interleaving.createWriteTable(c);
-    }
-    pool = Interleaving.newPool();
-  }
-
-  @AfterAll
-  static void stopPool() throws InterruptedException {
-    Interleaving.shutdown(pool);
-  }
-
-  private static ExecutorService pool() {
-    ExecutorService p = pool;
-    assertThat(p).isNotNull();
-    return p;
-  }
+class CheckInterleavingTest extends InterleavingTestBase {
 
   /** (a) An open, checked transaction holds off the next acquisition; then it is fenced off. */
   @ParameterizedTest

@@ -15,18 +15,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.migrations.Interleaving.Session;
-import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -35,36 +28,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * fences (the contract: check again); a check made before the savepoint keeps fencing, also when
  * pgjdbc's {@code autosave=always} rolls a failed statement back to its automatic savepoint.
  */
-@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class SavepointTest {
+class SavepointTest extends InterleavingTestBase {
 
-  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
-
-  private static final Duration LEASE = Duration.ofMinutes(5);
   private static final String DIVISION_BY_ZERO = "22012";
   private static final String IN_FAILED_TRANSACTION = "25P02";
-
-  private static @Nullable ExecutorService pool;
-
-  @BeforeAll
-  static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
-    try (Connection c = db.connect()) {
-      Interleaving.createWriteTable(c);
-    }
-    pool = Interleaving.newPool();
-  }
-
-  @AfterAll
-  static void stopPool() throws InterruptedException {
-    Interleaving.shutdown(pool);
-  }
-
-  private static ExecutorService pool() {
-    ExecutorService p = pool;
-    assertThat(p).isNotNull();
-    return p;
-  }
 
   /** Acquires a token and frees the lease again: the token stays current until the next acquire. */
   private static long currentTokenWithFreeLease(Session admin, String res) throws SQLException {

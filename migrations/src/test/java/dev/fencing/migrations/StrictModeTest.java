@@ -17,19 +17,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.migrations.Interleaving.Session;
-import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -37,34 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Strict resources ({@code create_resource(name, false, true)}) with eager fencing: a token admits
  * exactly one committed write transaction.
  */
-@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class StrictModeTest {
-
-  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
-
-  private static final Duration LEASE = Duration.ofMinutes(5);
-
-  private static @Nullable ExecutorService pool;
-
-  @BeforeAll
-  static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
-    try (Connection c = db.connect()) {
-      Interleaving.createWriteTable(c);
-    }
-    pool = Interleaving.newPool();
-  }
-
-  @AfterAll
-  static void stopPool() throws InterruptedException {
-    Interleaving.shutdown(pool);
-  }
-
-  private static ExecutorService pool() {
-    ExecutorService p = pool;
-    assertThat(p).isNotNull();
-    return p;
-  }
+class StrictModeTest extends InterleavingTestBase {
 
   /** A strict, locally issued resource with a lease for holder-a; returns its token. */
   private static long strictResourceWithLease(Connection c, String res) throws SQLException {
