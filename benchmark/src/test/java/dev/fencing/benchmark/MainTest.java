@@ -20,7 +20,7 @@ class MainTest {
 
     assertThat(status).as(out).isZero();
     assertThat(out)
-        .contains("Migrating the fence's schema: 2 applied.")
+        .containsPattern("Migrating the fence's schema: [1-9][0-9]* applied.")
         .containsPattern("t4 +client 2 writes X with token (\\d+) +ACCEPT")
         .containsPattern("t6 +client 1 writes Y with token (\\d+) +REJECT")
         .contains("StaleFencingTokenException")

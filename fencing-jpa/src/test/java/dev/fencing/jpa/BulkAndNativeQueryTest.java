@@ -17,7 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bulk JPQL and native mutations fire no entity events: with a token bound, the FencedDataSource
- * fences them like any write; with none bound they are not refused (until protected tables).
+ * fences them like any write; with none bound they are refused only on a protected table (see
+ * ProtectedTableJpaTest).
  */
 @SuppressWarnings("try") // fencing scopes are opened for their effect on the thread
 class BulkAndNativeQueryTest {
@@ -126,7 +127,10 @@ class BulkAndNativeQueryTest {
     assertThat(jpa.count("ledger_entry")).isEqualTo(2);
   }
 
-  /** The documented gap: no entity event, no token bound, so nothing to compare. */
+  /**
+   * The documented gap on an unprotected table: no entity event, no token bound, nothing to
+   * compare.
+   */
   @Test
   void withNoTokenBoundABulkUpdateIsNotRefusedUntilProtectedTables() {
     jpa.sessionFactory.inTransaction(

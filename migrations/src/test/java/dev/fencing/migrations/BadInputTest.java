@@ -45,7 +45,7 @@ class BadInputTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
     try (Connection setup = db.connect()) {
       Fence.acquire(setup, KNOWN, "setup", TTL);
     }

@@ -45,7 +45,8 @@ class CrashTest {
   @BeforeAll
   static void startCluster() {
     cluster = EmbeddedCluster.start();
-    assertThat(FencingMigrations.migrate(cluster.dataSource("postgres"))).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(cluster.dataSource("postgres")))
+        .isEqualTo(Fence.MIGRATIONS);
   }
 
   @AfterAll
@@ -140,7 +141,7 @@ class CrashTest {
     }
     try {
       DataSource ds = cluster.dataSource(database);
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
       try (Connection c = ds.getConnection()) {
         FenceSql.run(c, "ALTER DATABASE " + database + " SET synchronous_commit = off");
       }

@@ -40,7 +40,15 @@ class MigrationsTest {
   @RegisterExtension final TestDatabaseExtension db = new TestDatabaseExtension();
 
   private static final List<String> TABLES =
-      List.of("resource", "lease", "issuance", "rejection", "catalog_checksum", "token_seq");
+      List.of(
+          "resource",
+          "lease",
+          "issuance",
+          "rejection",
+          "catalog_checksum",
+          "token_seq",
+          "protected_table",
+          "marker_secret");
   private static final List<String> FUNCTIONS =
       List.of(
           "check_token(text,bigint)",
@@ -51,7 +59,11 @@ class MigrationsTest {
           "create_resource(text,boolean,boolean)",
           "status(text)",
           "record_rejection(text,bigint,text)",
-          "advance_sequence(bigint)");
+          "advance_sequence(bigint)",
+          "carry(text,bigint)",
+          "protect(regclass,text)",
+          "protect_rows(regclass,text,text)",
+          "unprotect(regclass)");
 
   // ---------------------------------------------------------------------------------------------
   // Migrate
@@ -59,7 +71,7 @@ class MigrationsTest {
 
   @Test
   void appliesToAnEmptyDatabase() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       assertSchemaExists(c, "fencing");
       assertThat(
@@ -67,16 +79,16 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactly("1 true", "2 true");
+          .containsExactly("1 true", "2 true", "3 true", "4 true");
     }
-    assertInfoShowsTwoSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
+    assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
     FencingMigrations.validate(db.dataSource());
   }
 
   @Test
   void reRunningMigrateAppliesNothingAndChangesNothing() throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
     List<String> before;
     try (Connection c = db.connect()) {
       before = schemaState(c);
@@ -102,9 +114,9 @@ class MigrationsTest {
             .load();
     if (applicationFirst) {
       assertThat(app.migrate().migrationsExecuted).isEqualTo(1);
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
     } else {
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
       assertThat(app.migrate().migrationsExecuted).isEqualTo(1);
     }
     // and again, in the other order: nothing left to do for either
@@ -116,7 +128,7 @@ class MigrationsTest {
     assertThat(appInfo[0].getVersion().getVersion()).isEqualTo("1");
     assertThat(appInfo[0].getState()).isEqualTo(MigrationState.SUCCESS);
     assertThat(app.validateWithResult().validationSuccessful).isTrue();
-    assertInfoShowsTwoSuccessfulMigrations(FencingMigrations.info(ds));
+    assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(ds));
     FencingMigrations.validate(ds);
 
     try (Connection c = db.connect()) {
@@ -132,7 +144,11 @@ class MigrationsTest {
                   "SELECT version || ' ' || description || ' ' || success"
                       + " FROM fencing.fencing_schema_history WHERE version IS NOT NULL"
                       + " ORDER BY installed_rank"))
-          .containsExactly("1 fencing tables true", "2 fencing functions true");
+          .containsExactly(
+              "1 fencing tables true",
+              "2 fencing functions true",
+              "3 protected tables true",
+              "4 protect new partitions true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -148,8 +164,8 @@ class MigrationsTest {
   void customSchemaWorksEndToEnd() throws SQLException {
     DataSource ds = db.dataSource();
     FencingMigrations locks = FencingMigrations.builder(ds).schema("locks").build();
-    assertThat(locks.migrate()).isEqualTo(2);
-    assertInfoShowsTwoSuccessfulMigrations(locks.info());
+    assertThat(locks.migrate()).isEqualTo(Fence.MIGRATIONS);
+    assertInfoShowsAllSuccessfulMigrations(locks.info());
     locks.validate();
     try (Connection c = db.connect()) {
       assertSchemaExists(c, "locks");
@@ -270,7 +286,7 @@ class MigrationsTest {
   void validateNamesTheTamperedObject(String label, String tamper, List<String> expected)
       throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
     FencingMigrations.validate(ds);
     try (Connection c = db.connect()) {
       FenceSql.run(c, tamper);
@@ -294,7 +310,7 @@ class MigrationsTest {
   @Test
   void validateDetectsAChangedMigrationChecksum() throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(2);
+    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
@@ -471,7 +487,7 @@ class MigrationsTest {
     String url = db.jdbcUrl();
     Run migrate = command("migrate", "--url", url, "--user", db.user());
     assertThat(migrate.status()).as(migrate.err()).isZero();
-    assertThat(migrate.out()).contains("applied 2 migration(s)");
+    assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
 
     Run again = command("migrate", "--url", url, "--user", db.user());
     assertThat(again.status()).isZero();
@@ -479,7 +495,7 @@ class MigrationsTest {
 
     Run info = command("info", "--url", url, "--user", db.user());
     assertThat(info.status()).as(info.err()).isZero();
-    assertInfoShowsTwoSuccessfulMigrations(info.out().lines().toList());
+    assertInfoShowsAllSuccessfulMigrations(info.out().lines().toList());
 
     Run valid = command("validate", "--url", url, "--user", db.user());
     assertThat(valid.status()).as(valid.err()).isZero();
@@ -500,7 +516,7 @@ class MigrationsTest {
     Run migrate =
         command("migrate", "--url", db.jdbcUrl(), "--user", db.user(), "--schema", "locks");
     assertThat(migrate.status()).as(migrate.err()).isZero();
-    assertThat(migrate.out()).contains("applied 2 migration(s)");
+    assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
     assertThat(
             command("validate", "--url", db.jdbcUrl(), "--user", db.user(), "--schema", "locks")
                 .status())
@@ -551,11 +567,16 @@ class MigrationsTest {
     return db.password().isEmpty() ? null : db.password();
   }
 
-  private static void assertInfoShowsTwoSuccessfulMigrations(List<String> info) {
+  private static void assertInfoShowsAllSuccessfulMigrations(List<String> info) {
     List<String> versioned = info.stream().filter(line -> line.matches("^[0-9]+\\s.*")).toList();
-    assertThat(versioned).as(String.join("\n", info)).hasSize(2);
+    assertThat(versioned).as(String.join("\n", info)).hasSize(Fence.MIGRATIONS);
     assertThat(versioned.get(0)).startsWith("1 ").contains("fencing tables").contains("Success");
     assertThat(versioned.get(1)).startsWith("2 ").contains("fencing functions").contains("Success");
+    assertThat(versioned.get(2)).startsWith("3 ").contains("protected tables").contains("Success");
+    assertThat(versioned.get(3))
+        .startsWith("4 ")
+        .contains("protect new partitions")
+        .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));
