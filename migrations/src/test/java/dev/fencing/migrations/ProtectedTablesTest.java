@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -761,54 +760,6 @@ class ProtectedTablesTest {
     try (Connection c = db.connect()) {
       assertThat(FenceSql.strings(c, "SELECT note FROM item WHERE id >= 20"))
           .containsExactly("from psql");
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Overhead (reported, not asserted)
-  // ---------------------------------------------------------------------------------------------
-
-  @Test
-  void measuresPerRowTriggerOverhead() throws SQLException {
-    int rows = 50_000;
-    try (Connection c = db.connect()) {
-      FenceSql.run(c, "CREATE TABLE bench_plain (id int, who int)");
-      FenceSql.run(c, "CREATE TABLE bench_rows (id int, who int)");
-      FenceSql.run(c, "CREATE TABLE bench_stmt (id int, who int)");
-      FenceSql.run(c, "SELECT fencing.protect_rows('bench_rows', 'who', 'account/')");
-      FenceSql.run(c, "SELECT fencing.protect('bench_stmt', ?)", ITEMS);
-      List<String> report = new ArrayList<>();
-      long[] best = new long[3];
-      java.util.Arrays.fill(best, Long.MAX_VALUE);
-      String[] tables = {"bench_plain", "bench_rows", "bench_stmt"};
-      for (int round = 0; round < 3; round++) {
-        for (int t = 0; t < tables.length; t++) {
-          c.setAutoCommit(false);
-          Fence.check(c, ACCOUNT_1, account1);
-          Fence.check(c, ITEMS, items);
-          long start = System.nanoTime();
-          FenceSql.run(
-              c,
-              "INSERT INTO " + tables[t] + " SELECT g, 1 FROM generate_series(1, " + rows + ") g");
-          best[t] = Math.min(best[t], System.nanoTime() - start);
-          c.rollback();
-          c.setAutoCommit(true);
-        }
-      }
-      for (int t = 0; t < tables.length; t++) {
-        report.add(
-            String.format(
-                java.util.Locale.ROOT,
-                "%s: %.1f ms (%.2f us/row, ratio %.2f)",
-                tables[t],
-                best[t] / 1e6,
-                best[t] / 1e3 / rows,
-                (double) best[t] / best[0]));
-      }
-      System.out.println("protected-table overhead, " + rows + " rows: " + report);
-      FenceSql.run(c, "SELECT fencing.unprotect('bench_rows'), fencing.unprotect('bench_stmt')");
-      FenceSql.run(c, "DROP TABLE bench_plain, bench_rows, bench_stmt");
-      assertThat(best).doesNotContain(Long.MAX_VALUE);
     }
   }
 }
