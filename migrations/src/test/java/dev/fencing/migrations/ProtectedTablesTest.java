@@ -38,7 +38,9 @@ class ProtectedTablesTest {
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final String OWNER = FenceSql.unique("prot_owner");
   private static final String APP = FenceSql.unique("prot_app");
-  private static final String PSQL = "/usr/bin/psql";
+
+  /** The psql client: $FENCING_TEST_PSQL, else the first psql on the PATH. */
+  private static final String PSQL = psqlBinary();
 
   /** Whole-table resource of {@code item} and of the partitioned {@code measurement}. */
   private static final String ITEMS = "protected/items";
@@ -697,10 +699,27 @@ class ProtectedTablesTest {
 
   record Psql(int exitCode, String output) {}
 
+  private static String psqlBinary() {
+    String configured = System.getenv("FENCING_TEST_PSQL");
+    if (configured != null && !configured.isEmpty()) {
+      return configured;
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      File candidate = new File(dir, "psql");
+      if (candidate.canExecute()) {
+        return candidate.getPath();
+      }
+    }
+    return "psql";
+  }
+
   private static Psql psql(String role, String script) throws IOException, InterruptedException {
     File binary = new File(PSQL);
     assertThat(binary.canExecute())
-        .as("psql must exist at %s for this test (install postgresql-client)", PSQL)
+        .as(
+            "psql must be on the PATH or in $FENCING_TEST_PSQL for this test (install"
+                + " postgresql-client); found: %s",
+            PSQL)
         .isTrue();
     URI uri = URI.create(db.jdbcUrl().substring("jdbc:".length()));
     ProcessBuilder pb =
