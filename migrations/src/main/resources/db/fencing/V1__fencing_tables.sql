@@ -94,6 +94,14 @@ CREATE TABLE ${flyway:defaultSchema}.rejection (
 );
 CREATE INDEX rejection_resource_idx ON ${flyway:defaultSchema}.rejection (resource, rejected_at);
 
+-- The secret of the markers a passed check leaves (V2, mark_checked): one row, readable only by the
+-- owner role, so the application role cannot forge a marker.
+CREATE TABLE ${flyway:defaultSchema}.marker_secret (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    secret    text    NOT NULL
+);
+INSERT INTO ${flyway:defaultSchema}.marker_secret (secret) VALUES (gen_random_uuid()::text || gen_random_uuid()::text);
+
 -- Tamper evidence: fingerprints of this schema's objects as the migrations left them
 -- (written by the afterEachMigrate callback, compared by FencingMigrations.validate()).
 CREATE TABLE ${flyway:defaultSchema}.catalog_checksum (
@@ -153,6 +161,7 @@ ALTER TABLE ${flyway:defaultSchema}.resource OWNER TO "${owner_role}";
 ALTER TABLE ${flyway:defaultSchema}.lease OWNER TO "${owner_role}";
 ALTER TABLE ${flyway:defaultSchema}.issuance OWNER TO "${owner_role}";
 ALTER TABLE ${flyway:defaultSchema}.rejection OWNER TO "${owner_role}";
+ALTER TABLE ${flyway:defaultSchema}.marker_secret OWNER TO "${owner_role}";
 -- catalog_checksum and the fingerprint functions stay with the migrating user: the fence's
 -- owner role cannot rewrite the evidence of its own objects.
 REVOKE ALL ON ALL TABLES IN SCHEMA ${flyway:defaultSchema} FROM PUBLIC;

@@ -159,6 +159,75 @@ END
 $$;
 
 -- ---------------------------------------------------------------------------------------------
+-- Markers of passed checks (internal): what protected tables (V3) look for
+-- ---------------------------------------------------------------------------------------------
+
+CREATE FUNCTION ${flyway:defaultSchema}.marker_mac(p_resource_id bigint, p_token bigint)
+    RETURNS text
+    LANGUAGE sql VOLATILE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT left(encode(sha256(convert_to(s.secret || ':' || pg_current_xact_id() || ':' || p_resource_id
+                                          || ':' || p_token, 'UTF8')), 'hex'), 32)
+      FROM ${flyway:defaultSchema}.marker_secret s
+$$;
+
+-- Records in fencing.checked that this transaction passed the check of p_token on the resource.
+CREATE FUNCTION ${flyway:defaultSchema}.mark_checked(p_resource_id bigint, p_token bigint)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_checked text := coalesce(current_setting('fencing.checked', true), '');
+    v_entry text := p_resource_id || ':' || p_token || ':'
+                    || ${flyway:defaultSchema}.marker_mac(p_resource_id, p_token);
+BEGIN
+    IF position(',' || v_entry || ',' IN ',' || v_checked) = 0 THEN
+        PERFORM set_config('fencing.checked', v_checked || v_entry || ',', true);
+    END IF;
+END
+$$;
+
+-- true when fencing.checked holds a marker of this transaction for the resource with a valid MAC.
+CREATE FUNCTION ${flyway:defaultSchema}.is_checked(p_resource_id bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_checked text := current_setting('fencing.checked', true);
+    v_prefix text := p_resource_id || ':';
+    v_pos int;
+    v_entry text;
+    v_parts text[];
+BEGIN
+    IF v_checked IS NULL OR v_checked = '' THEN
+        RETURN false; -- never set, or set by a transaction that has ended
+    END IF;
+    v_pos := position(',' || v_prefix IN ',' || v_checked);
+    IF v_pos = 0 THEN
+        RETURN false;
+    END IF;
+    -- fast path: the first entry for the resource (normally the only one)
+    v_parts := string_to_array(split_part(substr(v_checked, v_pos), ',', 1), ':');
+    IF array_length(v_parts, 1) = 3 AND v_parts[2] ~ '^[0-9]{1,19}$'
+       AND v_parts[3] = ${flyway:defaultSchema}.marker_mac(p_resource_id, v_parts[2]::bigint) THEN
+        RETURN true;
+    END IF;
+    -- a forged or foreign entry came first: look at every entry
+    FOREACH v_entry IN ARRAY string_to_array(v_checked, ',') LOOP
+        v_parts := string_to_array(v_entry, ':');
+        IF array_length(v_parts, 1) = 3 AND v_parts[1] = p_resource_id::text AND v_parts[2] ~ '^[0-9]{1,19}$'
+           AND v_parts[3] = ${flyway:defaultSchema}.marker_mac(p_resource_id, v_parts[2]::bigint) THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;
+
+-- ---------------------------------------------------------------------------------------------
 -- Compare
 -- ---------------------------------------------------------------------------------------------
 
@@ -169,6 +238,7 @@ $$;
 -- An accepted check keeps a row lock on the resource until the transaction ends, so no newer token
 -- can be issued or accepted meanwhile; same-token writers share it (FOR SHARE) and run concurrently.
 -- A ROLLBACK TO SAVEPOINT that undoes the check releases the lock: check again after it.
+-- A passed check leaves a marker (mark_checked) that protected tables (V3) look for.
 -- Strict resources: each token admits exactly one write transaction (the row is updated instead).
 CREATE FUNCTION ${flyway:defaultSchema}.fence(p_resource text, p_token bigint)
     RETURNS boolean -- true when this call advanced max_seen
@@ -187,10 +257,12 @@ BEGIN
          WHERE id = r.id AND max_seen <= p_token AND last_used < p_token
            AND (issuer = 'external' OR p_token <= last_issued);
         IF FOUND THEN
+            PERFORM ${flyway:defaultSchema}.mark_checked(r.id, p_token);
             RETURN p_token > r.max_seen;
         END IF;
         SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
         IF r.last_used = p_token AND r.last_used_xid = pg_current_xact_id() THEN
+            PERFORM ${flyway:defaultSchema}.mark_checked(r.id, p_token);
             RETURN false; -- this transaction already used it
         END IF;
         PERFORM ${flyway:defaultSchema}.refuse(r, p_token);
@@ -202,6 +274,7 @@ BEGIN
         UPDATE ${flyway:defaultSchema}.resource SET max_seen = p_token, updated_at = now()
          WHERE id = r.id AND max_seen < p_token;
         IF FOUND THEN
+            PERFORM ${flyway:defaultSchema}.mark_checked(r.id, p_token);
             RETURN true;
         END IF;
         -- a concurrent transaction advanced it first: judge against the new value below
@@ -231,6 +304,7 @@ BEGIN
         PERFORM ${flyway:defaultSchema}.refuse(r, p_token);
         RAISE EXCEPTION 'fencing: check of % on "%" fell through', p_token, r.name; -- unreachable
     END IF;
+    PERFORM ${flyway:defaultSchema}.mark_checked(r.id, p_token);
     RETURN false;
 END
 $$;

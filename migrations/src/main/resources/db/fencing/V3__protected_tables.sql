@@ -3,7 +3,7 @@
 -- fencing.protect(table, resource) / fencing.protect_rows(table, column, prefix) put triggers on an
 -- application table; every INSERT, UPDATE, DELETE, TRUNCATE (and COPY FROM) must then run in a
 -- transaction that passed the fence for the table's resource (or for each row's resource):
---   * check_token / check_tokens (what FencedDataSource calls) leave a marker of the passed check
+--   * check_token / check_tokens (what FencedDataSource calls) leave a marker of the passed check (V2)
 --     in the transaction-local setting fencing.checked: "<resource id>:<token>:<mac>,"
 --     The MAC binds the marker to a secret only the owner role can read and to the transaction id,
 --     so a client cannot forge one with set_config. A ROLLBACK TO SAVEPOINT that undoes a check
@@ -17,13 +17,6 @@
 -- session_replication_role = replica), logical replication apply, pg_restore --disable-triggers.
 -- The application's login role must therefore neither own protected tables nor be a superuser.
 
--- The MAC secret: one row, readable only by the owner role (the SECURITY DEFINER functions).
-CREATE TABLE ${flyway:defaultSchema}.marker_secret (
-    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    secret    text    NOT NULL
-);
-INSERT INTO ${flyway:defaultSchema}.marker_secret (secret) VALUES (gen_random_uuid()::text || gen_random_uuid()::text);
-
 -- The protected tables, for operators; the triggers are what enforces.
 CREATE TABLE ${flyway:defaultSchema}.protected_table (
     tbl             oid         PRIMARY KEY,
@@ -36,122 +29,8 @@ CREATE TABLE ${flyway:defaultSchema}.protected_table (
     CHECK ((resource_column IS NULL) = (prefix IS NULL))
 );
 
-ALTER TABLE ${flyway:defaultSchema}.marker_secret OWNER TO "${owner_role}";
 ALTER TABLE ${flyway:defaultSchema}.protected_table OWNER TO "${owner_role}";
-REVOKE ALL ON ${flyway:defaultSchema}.marker_secret, ${flyway:defaultSchema}.protected_table FROM PUBLIC;
-
--- ---------------------------------------------------------------------------------------------
--- Markers of passed checks (internal)
--- ---------------------------------------------------------------------------------------------
-
-CREATE FUNCTION ${flyway:defaultSchema}.marker_mac(p_resource_id bigint, p_token bigint)
-    RETURNS text
-    LANGUAGE sql VOLATILE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT left(encode(sha256(convert_to(s.secret || ':' || pg_current_xact_id() || ':' || p_resource_id
-                                          || ':' || p_token, 'UTF8')), 'hex'), 32)
-      FROM ${flyway:defaultSchema}.marker_secret s
-$$;
-
--- Records in fencing.checked that this transaction passed the check of p_token on the resource.
-CREATE FUNCTION ${flyway:defaultSchema}.mark_checked(p_resource_id bigint, p_token bigint)
-    RETURNS void
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_checked text := coalesce(current_setting('fencing.checked', true), '');
-    v_entry text := p_resource_id || ':' || p_token || ':'
-                    || ${flyway:defaultSchema}.marker_mac(p_resource_id, p_token);
-BEGIN
-    IF position(',' || v_entry || ',' IN ',' || v_checked) = 0 THEN
-        PERFORM set_config('fencing.checked', v_checked || v_entry || ',', true);
-    END IF;
-END
-$$;
-
--- true when fencing.checked holds a marker of this transaction for the resource with a valid MAC.
-CREATE FUNCTION ${flyway:defaultSchema}.is_checked(p_resource_id bigint)
-    RETURNS boolean
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_checked text := current_setting('fencing.checked', true);
-    v_prefix text := p_resource_id || ':';
-    v_pos int;
-    v_entry text;
-    v_parts text[];
-BEGIN
-    IF v_checked IS NULL OR v_checked = '' THEN
-        RETURN false; -- never set, or set by a transaction that has ended
-    END IF;
-    v_pos := position(',' || v_prefix IN ',' || v_checked);
-    IF v_pos = 0 THEN
-        RETURN false;
-    END IF;
-    -- fast path: the first entry for the resource (normally the only one)
-    v_parts := string_to_array(split_part(substr(v_checked, v_pos), ',', 1), ':');
-    IF array_length(v_parts, 1) = 3 AND v_parts[2] ~ '^[0-9]{1,19}$'
-       AND v_parts[3] = ${flyway:defaultSchema}.marker_mac(p_resource_id, v_parts[2]::bigint) THEN
-        RETURN true;
-    END IF;
-    -- a forged or foreign entry came first: look at every entry
-    FOREACH v_entry IN ARRAY string_to_array(v_checked, ',') LOOP
-        v_parts := string_to_array(v_entry, ':');
-        IF array_length(v_parts, 1) = 3 AND v_parts[1] = p_resource_id::text AND v_parts[2] ~ '^[0-9]{1,19}$'
-           AND v_parts[3] = ${flyway:defaultSchema}.marker_mac(p_resource_id, v_parts[2]::bigint) THEN
-            RETURN true;
-        END IF;
-    END LOOP;
-    RETURN false;
-END
-$$;
-
--- ---------------------------------------------------------------------------------------------
--- The checks now leave markers (same signatures, behaviour and grants as in V2)
--- ---------------------------------------------------------------------------------------------
-
-CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.check_token(p_resource text, p_token bigint)
-    RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM ${flyway:defaultSchema}.fence(p_resource, p_token);
-    PERFORM ${flyway:defaultSchema}.mark_checked(
-        (SELECT id FROM ${flyway:defaultSchema}.resource WHERE name = p_resource), p_token);
-    RETURN p_token;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.check_tokens(p_resources text[], p_tokens bigint[])
-    RETURNS integer -- how many resources this call advanced
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    pair record;
-    advanced integer := 0;
-BEGIN
-    IF p_resources IS NULL OR p_tokens IS NULL
-       OR coalesce(array_length(p_resources, 1), 0) <> coalesce(array_length(p_tokens, 1), 0) THEN
-        PERFORM ${flyway:defaultSchema}.raise_error('ZF006',
-            'check_tokens takes two arrays of the same length: resources and their tokens',
-            jsonb_build_object('resources', p_resources, 'tokens', p_tokens));
-    END IF;
-    FOR pair IN SELECT r, t FROM unnest(p_resources, p_tokens) AS u(r, t) ORDER BY r COLLATE "C", t
-    LOOP
-        IF ${flyway:defaultSchema}.fence(pair.r, pair.t) THEN
-            advanced := advanced + 1;
-        END IF;
-        PERFORM ${flyway:defaultSchema}.mark_checked(
-            (SELECT id FROM ${flyway:defaultSchema}.resource WHERE name = pair.r), pair.t);
-    END LOOP;
-    RETURN advanced;
-END
-$$;
+REVOKE ALL ON ${flyway:defaultSchema}.protected_table FROM PUBLIC;
 
 -- carry(resource, token): carries a token for the rest of the transaction without checking it
 -- yet; the first write to a table protected by the resource checks it. Same input errors as
@@ -216,8 +95,7 @@ BEGIN
             jsonb_build_object('resource', p_resource, 'token', NULL, 'table', p_table::text),
             'call fencing.check_token(resource, token) (or fencing.carry) in the transaction before writing');
     END IF;
-    PERFORM ${flyway:defaultSchema}.fence(p_resource, v_token::bigint);
-    PERFORM ${flyway:defaultSchema}.mark_checked(v_id, v_token::bigint);
+    PERFORM ${flyway:defaultSchema}.fence(p_resource, v_token::bigint); -- leaves the marker
 END
 $$;
 
