@@ -1,0 +1,35 @@
+package dev.fencing.benchmark.report;
+
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One variant of a workload, measured in rounds interleaved with its baseline.
+ *
+ * <p>{@code samples.get(i)} was measured in the same round as the baseline's {@code
+ * samples.get(i)}, so the ratio of round {@code i} is {@code samples[i] / baseline.samples[i]} and
+ * the reported ratio is the median of those per-round ratios; the spread is their minimum and
+ * maximum. For a unit where lower is better (a latency) the ratio is still variant over baseline,
+ * and {@code higherIsBetter} says how to read it.
+ *
+ * @param name the variant's name, e.g. {@code "fenced, 1000 resources"}
+ * @param unit the unit of the samples, e.g. {@code "tx/s"}
+ * @param samples one value per round
+ * @param baseline the name of the variant in the same section this one is compared with, or null
+ *     for a baseline itself
+ * @param higherIsBetter whether a larger sample is better
+ * @param target the ratio the issue asks for (at least it when higher is better, at most it
+ *     otherwise), or null
+ */
+public record Variant(
+    String name,
+    String unit,
+    List<Double> samples,
+    @Nullable String baseline,
+    boolean higherIsBetter,
+    @Nullable Double target) {
+
+  public Variant {
+    samples = List.copyOf(samples);
+  }
+}
