@@ -40,14 +40,14 @@ public record FenceSnapshot(List<String> fence, List<String> rejections, List<St
 
   /** The snapshot of the fence in schema {@code fencing} and of {@code applicationTables}. */
   public static FenceSnapshot take(Connection c, String... applicationTables) throws SQLException {
-    return take(c, "fencing", applicationTables);
+    return takeInSchema(c, "fencing", applicationTables);
   }
 
   /**
    * The snapshot of the fence in {@code schema} and of {@code applicationTables} (names or
    * schema-qualified names as {@code regclass} accepts them).
    */
-  public static FenceSnapshot take(Connection c, String schema, String... applicationTables)
+  public static FenceSnapshot takeInSchema(Connection c, String schema, String... applicationTables)
       throws SQLException {
     if (!IDENTIFIER.matcher(schema).matches()) {
       throw new IllegalArgumentException("not a schema name: " + schema);
