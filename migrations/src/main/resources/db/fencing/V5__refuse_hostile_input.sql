@@ -1,15 +1,16 @@
 -- Hostile input the first four migrations let through, found by the bad input catalogue
--- (docs/BAD-INPUT.md); each change names the case that found it.
+-- (docs/BAD-INPUT.md); each change names the cases that cover it.
 --
 --   B49  check_tokens with arrays of different lengths echoed both arrays in its DETAIL: a
---        10^6-element call produced a 9 MB error message (and server log line). The DETAIL now
---        carries the lengths only.
---   B50  check_tokens took any number of entries (10^5 entries of one resource: 3.5 s holding the
---        fence): at most 1000 entries now, far more than a transaction binds.
---   B57  advance_sequence(gap) with a gap that passes the largest bigint failed with a generic
+--        10^6-element call produced a 9 MB error message (and server log line). The message and
+--        DETAIL now carry the lengths only.
+--   B50  check_tokens took any number of entries (10^5 entries of one resource held the fence for
+--        3.5 s): at most 1000 entries now, far more than a transaction binds.
+--   B58  check_tokens accepted two-dimensional arrays (flattened silently); now ZF006.
+--   B70  advance_sequence(gap) with a gap that passes the largest bigint failed with a generic
 --        22003 "bigint out of range"; now ZF006 naming the largest gap possible.
---   B60  protect()/protect_rows()/unprotect() accepted the fence's own tables: protecting
---        fencing.resource made every acquisition and create_resource fail (ZF002). Now ZF006.
+--   B72, B77  protect()/protect_rows()/unprotect() accepted the fence's own tables: protecting
+--        fencing.resource made every create_resource and first acquisition fail (ZF002). Now ZF006.
 --
 -- Only the functions that change are replaced (CREATE OR REPLACE keeps owner and grants).
 
