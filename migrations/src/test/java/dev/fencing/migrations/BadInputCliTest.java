@@ -1,6 +1,7 @@
 package dev.fencing.migrations;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import dev.fencing.testing.TestDatabaseExtension;
@@ -144,6 +145,29 @@ class BadInputCliTest {
     assertThat(run.err()).as(id).contains(stderr);
     assertThat(run.out()).as(id).isEmpty();
     assertThat(databaseObjects()).as(id).isEqualTo(before);
+  }
+
+  @Test
+  @DisplayName("B85 FencingMigrations.builder: null, hostile names, equal roles")
+  void builderRefusesBadConfiguration() throws SQLException {
+    List<String> before = databaseObjects();
+    assertThatThrownBy(() -> FencingMigrations.builder(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("dataSource");
+    FencingMigrations.Builder builder = FencingMigrations.builder(db.dataSource());
+    assertThatThrownBy(() -> builder.schema("fencing; DROP SCHEMA public CASCADE"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("schema must be a lower-case SQL identifier");
+    assertThatThrownBy(() -> builder.applicationRole("\"app\""))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("applicationRole must be a lower-case SQL identifier");
+    assertThatThrownBy(() -> builder.ownerRole(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("ownerRole");
+    assertThatThrownBy(() -> builder.applicationRole("same").ownerRole("same").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("applicationRole and ownerRole must differ");
+    assertThat(databaseObjects()).isEqualTo(before);
   }
 
   @Test
