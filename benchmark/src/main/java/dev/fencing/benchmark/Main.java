@@ -61,6 +61,7 @@ public final class Main {
     // The demonstration prints its own story; the embedded server's log is noise here.
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     System.setProperty("java.awt.headless", "true");
+    System.setProperty("org.jboss.logging.provider", "slf4j"); // Hibernate's INFO lines: noise too
     String url = null;
     String user = null;
     boolean full = false;

@@ -262,7 +262,8 @@ final class Chart {
     for (double v = 0; v <= max + 1e-9; v += step) {
       int x = x0 + (int) (width * v / max);
       g.drawLine(x, y0, x, y0 + height);
-      g.drawString(Report.format(v), x - 8, y0 + height + 14);
+      String label = step < 1 ? String.format(java.util.Locale.ROOT, "%.2f", v) : Report.format(v);
+      g.drawString(label, x - 8, y0 + height + 14);
     }
     if (!Double.isNaN(reference)) {
       g.setColor(Color.GRAY);

@@ -211,7 +211,11 @@ public final class Report {
       }
       md.append(" | ");
       Double target = variant.target();
-      md.append(target == null ? "" : (variant.higherIsBetter() ? "≥ " : "≤ ") + format(target));
+      md.append(
+          target == null
+              ? ""
+              : (variant.higherIsBetter() ? "≥ " : "≤ ")
+                  + String.format(Locale.ROOT, "%.2f", target));
       md.append(" | ");
       md.append(ratios.flatMap(r -> r.meets(variant)).map(m -> m ? "yes" : "**NO**").orElse(""));
       md.append(" |\n");
