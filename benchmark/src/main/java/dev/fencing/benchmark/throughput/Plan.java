@@ -36,7 +36,7 @@ public record Plan(
 
   /** The README's main command: about a minute. */
   public static Plan quick() {
-    return new Plan("quick", 8, 1000, 10, 100, 5, Duration.ofMillis(200), Duration.ofMillis(800));
+    return new Plan("quick", 8, 1000, 10, 100, 4, Duration.ofMillis(200), Duration.ofMillis(800));
   }
 
   /** Longer turns and more rounds, for figures to publish: about 15 minutes. */
