@@ -28,6 +28,9 @@ import javax.sql.DataSource;
 final class FoundingRace {
   private static final Duration LEASE = Duration.ofMillis(500);
 
+  /** Client 2's lease: long enough that a busy machine cannot make it expire before t4. */
+  private static final Duration LEASE_2 = Duration.ofSeconds(30);
+
   private final DataSource plain;
   private final FencedDataSource fenced;
   private final PrintStream out;
@@ -47,17 +50,18 @@ final class FoundingRace {
               + " entry text, token bigint)");
     }
     out.printf(
-        "%nThe founding race on resource \"%s\" (lease %d ms)%n", resource, LEASE.toMillis());
+        "%nThe founding race on resource \"%s\" (client 1's lease: %d ms)%n",
+        resource, LEASE.toMillis());
     try (LeaseClient client1 = LeaseClient.builder(plain).holder("client-1").build();
         LeaseClient client2 = LeaseClient.builder(plain).holder("client-2").build()) {
-      Lease lease1 = acquire(client1);
+      Lease lease1 = acquire(client1, LEASE);
       long t1 = lease1.token().value();
       step("t0", "client 1 acquires", "token " + t1);
       step("t1", "client 1 begins a long GC pause", "");
       awaitExpiry();
       step("t2", "lease(" + t1 + ") expires", "");
 
-      Lease lease2 = acquire(client2);
+      Lease lease2 = acquire(client2, LEASE_2);
       long t2 = lease2.token().value();
       step("t3", "client 2 acquires", "token " + t2);
       boolean accepted2;
@@ -81,8 +85,8 @@ final class FoundingRace {
     }
   }
 
-  private Lease acquire(LeaseClient client) throws SQLException {
-    Optional<Lease> lease = client.tryAcquire(resource, LEASE);
+  private Lease acquire(LeaseClient client, Duration ttl) throws SQLException {
+    Optional<Lease> lease = client.tryAcquire(resource, ttl);
     return lease.orElseThrow(
         () -> new IllegalStateException(client.holder() + " did not get the lease on " + resource));
   }

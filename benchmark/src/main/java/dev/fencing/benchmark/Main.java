@@ -1,41 +1,101 @@
 package dev.fencing.benchmark;
 
+import dev.fencing.benchmark.report.Environment;
+import dev.fencing.benchmark.report.Report;
+import dev.fencing.benchmark.report.Section;
+import dev.fencing.benchmark.throughput.ThroughputBenchmark;
 import dev.fencing.migrations.FencingMigrations;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Entry point of {@code java -jar benchmark/target/fencing-benchmark.jar [--url JDBC_URL] [--user
- * NAME]}: with no URL it starts an embedded PostgreSQL; it migrates the fence's schema and plays
- * the founding race. The password, if any, comes from the environment variable {@code
+ * NAME] [--full | --no-benchmark] [--out DIR]}: with no URL it starts an embedded PostgreSQL; it
+ * migrates the fence's schema, plays the founding race, then measures what the fence costs (quick
+ * mode unless {@code --full}) and writes the report to {@code DIR} (default {@code
+ * target/benchmark-results}). The password, if any, comes from the environment variable {@code
  * FENCING_DB_PASSWORD}.
  */
 public final class Main {
+  /** The measurements of the report, in order. */
+  static final List<Benchmark> BENCHMARKS =
+      List.of(
+          ThroughputBenchmark::run
+          // part B: LeaseBenchmark::run, GrowthBenchmark::run
+          );
+
+  private static final String USAGE =
+      "usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]"
+          + " [--full | --no-benchmark] [--out DIR]";
+
   private Main() {}
 
+  /**
+   * What to run after the founding race.
+   *
+   * @param mode {@code "quick"}, {@code "full"}, or another name for a custom list (tests)
+   * @param benchmarks the measurements; none skips the benchmark
+   * @param quick passed to each benchmark
+   * @param out where the report goes
+   * @param database how the database was reached, for the report
+   */
+  record Options(
+      String mode, List<Benchmark> benchmarks, boolean quick, Path out, String database) {}
+
   /** Runs the demonstration; exits non-zero if any step did not behave as the fence promises. */
-  public static void main(String[] args) throws SQLException, IOException {
+  public static void main(String[] args) throws Exception {
     // The demonstration prints its own story; the embedded server's log is noise here.
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    System.setProperty("java.awt.headless", "true");
+    System.setProperty("org.jboss.logging.provider", "slf4j"); // Hibernate's INFO lines: noise too
     String url = null;
     String user = null;
+    boolean full = false;
+    boolean benchmark = true;
+    Path out = Path.of("target", "benchmark-results");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--url" -> url = value(args, ++i);
         case "--user" -> user = value(args, ++i);
+        case "--out" -> out = Path.of(value(args, ++i));
+        case "--full" -> full = true;
+        case "--quick" -> full = false;
+        case "--no-benchmark" -> benchmark = false;
+        case "--help", "-h" -> {
+          System.out.println(USAGE);
+          System.exit(0);
+        }
         default -> usage("unknown argument " + args[i]);
       }
     }
-    PrintStream out = System.out;
+    PrintStream out0 = System.out;
+    List<Benchmark> benchmarks = benchmark ? BENCHMARKS : List.of();
+    String mode = full ? "full" : "quick";
     if (url == null) {
-      out.println("No --url given: starting an embedded PostgreSQL.");
-      try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
-        System.exit(run(pg.getPostgresDatabase(), out));
+      out0.println("No --url given: starting an embedded PostgreSQL.");
+      // zonky turns synchronous_commit off; the fence's durability (and a fair benchmark) needs it
+      try (EmbeddedPostgres pg =
+          EmbeddedPostgres.builder().setServerConfig("synchronous_commit", "on").start()) {
+        int status =
+            run(
+                pg.getPostgresDatabase(),
+                out0,
+                new Options(mode, benchmarks, !full, out, "embedded (zonky) on this machine"));
+        System.exit(status);
       }
     }
     PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -47,15 +107,87 @@ public final class Main {
     if (password != null) {
       ds.setPassword(password);
     }
-    System.exit(run(ds, out));
+    // the URL without its parameters: they may hold credentials
+    String shown = url.replaceAll("\\?.*", "");
+    System.exit(run(ds, out0, new Options(mode, benchmarks, !full, out, shown)));
   }
 
-  static int run(DataSource dataSource, PrintStream out) throws SQLException {
+  /** The founding race alone. */
+  static int run(DataSource dataSource, PrintStream out) throws Exception {
+    return run(dataSource, out, new Options("none", List.of(), true, Path.of("."), "?"));
+  }
+
+  /**
+   * The founding race, then the benchmarks of {@code options}. Returns 1 if the fence did not hold;
+   * a benchmark that fails throws.
+   */
+  static int run(DataSource dataSource, PrintStream out, Options options) throws Exception {
     out.println(
         "Migrating the fence's schema: " + FencingMigrations.migrate(dataSource) + " applied.");
     boolean ok = new FoundingRace(dataSource, out).play();
     out.println(ok ? "The fence held." : "THE FENCE DID NOT HOLD.");
-    return ok ? 0 : 1;
+    if (!ok || options.benchmarks().isEmpty()) {
+      return ok ? 0 : 1;
+    }
+    out.printf(
+        "%nMeasuring what the fence costs (%s mode; --full for longer, --no-benchmark to skip)...%n",
+        options.mode());
+    Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+    List<Section> sections = new ArrayList<>();
+    for (Benchmark benchmark : options.benchmarks()) {
+      sections.addAll(benchmark.run(dataSource, options.quick()));
+    }
+    long seconds = Instant.now().getEpochSecond() - started.getEpochSecond();
+    Environment environment = environment(dataSource, options, started, seconds);
+    Report report = new Report(environment, sections);
+    List<Path> files = report.write(options.out());
+    out.println();
+    out.print(report.summary());
+    out.printf("Benchmark took %d s. Report written:%n", seconds);
+    for (Path file : files) {
+      out.println("  " + file.toAbsolutePath().normalize());
+    }
+    return 0;
+  }
+
+  private static Environment environment(
+      DataSource dataSource, Options options, Instant started, long seconds) throws SQLException {
+    Map<String, String> settings = new LinkedHashMap<>();
+    String version;
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      try (ResultSet rs = s.executeQuery("SELECT version()")) {
+        rs.next();
+        version = rs.getString(1);
+      }
+      try (ResultSet rs =
+          s.executeQuery(
+              "SELECT name, setting || coalesce(' ' || unit, '') FROM pg_settings WHERE name IN"
+                  + " ('shared_buffers', 'synchronous_commit', 'fsync', 'max_connections',"
+                  + " 'wal_level', 'wal_sync_method', 'wal_buffers', 'max_wal_size',"
+                  + " 'full_page_writes', 'commit_delay', 'checkpoint_timeout', 'wal_compression',"
+                  + " 'synchronous_standby_names', 'work_mem', 'effective_io_concurrency')"
+                  + " ORDER BY name")) {
+        while (rs.next()) {
+          settings.put(rs.getString(1), rs.getString(2));
+        }
+      }
+    }
+    Runtime.Version jvm = Runtime.version();
+    return new Environment(
+        started.toString(),
+        options.mode(),
+        "the whole benchmark took " + seconds + " s; per measurement: see each section's method",
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("os.name")
+            + " "
+            + System.getProperty("os.version")
+            + " "
+            + System.getProperty("os.arch"),
+        System.getProperty("java.vm.name") + " " + jvm,
+        options.database(),
+        version,
+        settings);
   }
 
   private static String value(String[] args, int i) {
@@ -67,7 +199,7 @@ public final class Main {
 
   private static void usage(@Nullable String problem) {
     System.err.println(problem);
-    System.err.println("usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]");
+    System.err.println(USAGE);
     System.exit(2);
   }
 }

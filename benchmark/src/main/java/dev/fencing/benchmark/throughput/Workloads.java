@@ -1,0 +1,154 @@
+package dev.fencing.benchmark.throughput;
+
+import dev.fencing.benchmark.throughput.BankEntities.AccountRow;
+import dev.fencing.benchmark.throughput.BankEntities.BranchRow;
+import dev.fencing.benchmark.throughput.BankEntities.HistoryRow;
+import dev.fencing.benchmark.throughput.BankEntities.TellerRow;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.hibernate.SessionFactory;
+
+/** The transactions: pgbench's TPC-B-like one and a single-row update, in JDBC and Hibernate. */
+final class Workloads {
+  private static final String S = Bank.SCHEMA + ".";
+  private static final String UPDATE_ACCOUNT =
+      "UPDATE " + S + "pgbench_accounts SET abalance = abalance + ? WHERE aid = ?";
+  private static final String SELECT_ACCOUNT =
+      "SELECT abalance FROM " + S + "pgbench_accounts WHERE aid = ?";
+  private static final String UPDATE_TELLER =
+      "UPDATE " + S + "pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?";
+  private static final String UPDATE_BRANCH =
+      "UPDATE " + S + "pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?";
+  private static final String INSERT_HISTORY =
+      "INSERT INTO "
+          + S
+          + "pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)";
+  private static final String LOCK_ROW =
+      "SELECT holder FROM " + S + "bench_lock WHERE name = ? FOR UPDATE";
+
+  private Workloads() {}
+
+  /** The ids of one transaction: a branch, and a teller and an account of that branch. */
+  record Pick(int bid, int tid, int aid, int delta) {
+    static Pick random(Plan plan, ThreadLocalRandom random) {
+      int bid = 1 + random.nextInt(plan.branches());
+      int tid = (bid - 1) * plan.tellersPerBranch() + 1 + random.nextInt(plan.tellersPerBranch());
+      int aid = (bid - 1) * plan.accountsPerBranch() + 1 + random.nextInt(plan.accountsPerBranch());
+      return new Pick(bid, tid, aid, random.nextInt(-5000, 5001));
+    }
+  }
+
+  /** pgbench's built-in "TPC-B (sort of)": 3 updates, 1 select, 1 insert, one transaction. */
+  static void tpcb(DataSource database, Pick p, @org.jspecify.annotations.Nullable String lock)
+      throws SQLException {
+    try (Connection c = database.getConnection()) {
+      try {
+        if (lock != null) {
+          lockRow(c, lock);
+        }
+        try (PreparedStatement ps = c.prepareStatement(UPDATE_ACCOUNT)) {
+          ps.setInt(1, p.delta());
+          ps.setInt(2, p.aid());
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(SELECT_ACCOUNT)) {
+          ps.setInt(1, p.aid());
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            rs.getInt(1);
+          }
+        }
+        try (PreparedStatement ps = c.prepareStatement(UPDATE_TELLER)) {
+          ps.setInt(1, p.delta());
+          ps.setInt(2, p.tid());
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(UPDATE_BRANCH)) {
+          ps.setInt(1, p.delta());
+          ps.setInt(2, p.bid());
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY)) {
+          ps.setInt(1, p.tid());
+          ps.setInt(2, p.bid());
+          ps.setInt(3, p.aid());
+          ps.setInt(4, p.delta());
+          ps.executeUpdate();
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollback(c, e);
+        throw e;
+      }
+    }
+  }
+
+  /** One {@code UPDATE} of one account, one transaction. */
+  static void update(DataSource database, Pick p, @org.jspecify.annotations.Nullable String lock)
+      throws SQLException {
+    try (Connection c = database.getConnection()) {
+      try {
+        if (lock != null) {
+          lockRow(c, lock);
+        }
+        try (PreparedStatement ps = c.prepareStatement(UPDATE_ACCOUNT)) {
+          ps.setInt(1, p.delta());
+          ps.setInt(2, p.aid());
+          ps.executeUpdate();
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollback(c, e);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * What applications do without a fence: lock the resource's row and check that they still own it,
+   * in every transaction, before writing.
+   */
+  private static void lockRow(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LOCK_ROW)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !Bank.HOLDER.equals(rs.getString(1))) {
+          throw new IllegalStateException("lock row " + name + " is not ours");
+        }
+      }
+    }
+  }
+
+  /**
+   * The TPC-B-like transaction as entity work: load the account, teller and branch, change their
+   * balances (dirty checking writes them at commit) and persist a history entry.
+   */
+  static void tpcb(
+      SessionFactory sessions,
+      Class<? extends AccountRow> account,
+      Class<? extends TellerRow> teller,
+      Class<? extends BranchRow> branch,
+      Supplier<? extends HistoryRow> history,
+      Pick p) {
+    sessions.inTransaction(
+        session -> {
+          session.find(account, p.aid()).abalance += p.delta();
+          session.find(teller, p.tid()).tbalance += p.delta();
+          session.find(branch, p.bid()).bbalance += p.delta();
+          session.persist(history.get().fill(p.tid(), p.bid(), p.aid(), p.delta()));
+        });
+  }
+
+  private static void rollback(Connection c, Exception cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+}
