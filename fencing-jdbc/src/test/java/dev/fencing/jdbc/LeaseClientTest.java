@@ -208,6 +208,51 @@ class LeaseClientTest {
   }
 
   @Test
+  void acquisitionsCommitDurablyAndReadCommittedReleasesWithoutWaitingForTheFlush()
+      throws SQLException {
+    // A deferred trigger on the lease row records the settings each lease transaction commits
+    // with, on a connection whose session defaults are SERIALIZABLE and synchronous_commit on.
+    execute("CREATE TABLE public.lease_commit (op text, isolation text, sync text)");
+    execute(
+        "CREATE FUNCTION public.lease_commit_seen() RETURNS trigger LANGUAGE plpgsql"
+            + " SECURITY DEFINER AS $$ BEGIN INSERT INTO public.lease_commit VALUES"
+            + " (CASE WHEN NEW.holder IS NULL THEN 'release' ELSE 'acquire' END,"
+            + " current_setting('transaction_isolation'), current_setting('synchronous_commit'));"
+            + " RETURN NULL; END $$");
+    execute(
+        "CREATE CONSTRAINT TRIGGER lease_commit_seen AFTER UPDATE ON fencing.lease"
+            + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.holder = 'settings'"
+            + " OR OLD.holder = 'settings') EXECUTE FUNCTION public.lease_commit_seen()");
+    try (Connection physical = db.connect()) {
+      try (Statement s = physical.createStatement()) {
+        s.execute("SET synchronous_commit = on");
+      }
+      physical.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+      LeaseClient client =
+          track(LeaseClient.builder(unclosable(physical)).holder("settings").build());
+
+      client.tryAcquire("commit-settings", LONG).orElseThrow().close();
+
+      assertThat(physical.getTransactionIsolation())
+          .as("the session's default is left alone")
+          .isEqualTo(Connection.TRANSACTION_SERIALIZABLE);
+      try (Statement s = physical.createStatement();
+          ResultSet rs =
+              s.executeQuery("SELECT op, isolation, sync FROM public.lease_commit ORDER BY op")) {
+        List<String> seen = new ArrayList<>();
+        while (rs.next()) {
+          seen.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getString(3));
+        }
+        assertThat(seen).containsExactly("acquire read committed on", "release read committed off");
+      }
+    } finally {
+      execute("DROP TRIGGER lease_commit_seen ON fencing.lease");
+      execute("DROP FUNCTION public.lease_commit_seen()");
+      execute("DROP TABLE public.lease_commit");
+    }
+  }
+
+  @Test
   void aCommitThatMightNotBeReplicatedIssuesNoToken() throws SQLException {
     // PostgreSQL sends this warning at COMMIT when a synchronous-replication wait is cancelled;
     // a deferred trigger sends the same warning at COMMIT without a standby.
