@@ -1,5 +1,7 @@
 package dev.fencing.benchmark;
 
+import dev.fencing.benchmark.growth.GrowthBenchmark;
+import dev.fencing.benchmark.lease.LeaseBenchmark;
 import dev.fencing.benchmark.report.Environment;
 import dev.fencing.benchmark.report.Report;
 import dev.fencing.benchmark.report.Section;
@@ -33,10 +35,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 public final class Main {
   /** The measurements of the report, in order. */
   static final List<Benchmark> BENCHMARKS =
-      List.of(
-          ThroughputBenchmark::run
-          // part B: LeaseBenchmark::run, GrowthBenchmark::run
-          );
+      List.of(ThroughputBenchmark::run, LeaseBenchmark::run, GrowthBenchmark::run);
 
   private static final String USAGE =
       "usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]"
@@ -87,9 +86,14 @@ public final class Main {
     String mode = full ? "full" : "quick";
     if (url == null) {
       out0.println("No --url given: starting an embedded PostgreSQL.");
-      // zonky turns synchronous_commit off; the fence's durability (and a fair benchmark) needs it
+      // zonky turns fsync and synchronous_commit off; the fence's durability (and a fair
+      // comparison with ZooKeeper, which flushes) needs both
       try (EmbeddedPostgres pg =
-          EmbeddedPostgres.builder().setServerConfig("synchronous_commit", "on").start()) {
+          EmbeddedPostgres.builder()
+              .setServerConfig("fsync", "on")
+              .setServerConfig("synchronous_commit", "on")
+              .setServerConfig("full_page_writes", "on")
+              .start()) {
         int status =
             run(
                 pg.getPostgresDatabase(),

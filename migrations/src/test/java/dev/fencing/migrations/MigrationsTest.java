@@ -79,7 +79,7 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true");
+          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true", "6 true");
     }
     assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
     FencingMigrations.validate(db.dataSource());
@@ -149,7 +149,8 @@ class MigrationsTest {
               "2 fencing functions true",
               "3 protected tables true",
               "4 protect new partitions true",
-              "5 refuse hostile input true");
+              "5 refuse hostile input true",
+              "6 fast accept path true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -582,6 +583,7 @@ class MigrationsTest {
         .startsWith("5 ")
         .contains("refuse hostile input")
         .contains("Success");
+    assertThat(versioned.get(5)).startsWith("6 ").contains("fast accept path").contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));

@@ -313,17 +313,36 @@ class PrivilegesTest {
         assertThat(rows).isEqualTo(API.size());
       }
 
-      // every function of the schema pins its search_path, and no callable SECURITY DEFINER one
-      // runs as a superuser (the event trigger function of V4 must, to add triggers to partitions
-      // of tables it does not own; PostgreSQL lets nobody call an event trigger function)
+      // every function of the schema pins its search_path, but for the internal helpers on the
+      // check's path (V6): they run under the pinned path of the API or trigger function calling
+      // them, and nobody but their owner may call them, or is definer-run through them
       assertThat(
               FenceSql.strings(
                   c,
                   "SELECT p.oid::regprocedure::text FROM pg_proc p"
                       + " WHERE p.pronamespace = 'fencing'::regnamespace"
                       + " AND NOT coalesce(p.proconfig, '{}'::text[])"
-                      + "     @> ARRAY['search_path=pg_catalog, pg_temp']"))
+                      + "     @> ARRAY['search_path=pg_catalog, pg_temp']"
+                      + " ORDER BY 1"))
+          .containsExactly(
+              "fencing.fence(text,bigint)",
+              "fencing.find_resource(text)",
+              "fencing.mark_checked(bigint,bigint)",
+              "fencing.marker_mac(bigint,bigint)",
+              "fencing.validate_resource_name(text)",
+              "fencing.validate_token(text,bigint)");
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT p.oid::regprocedure::text FROM pg_proc p"
+                      + " WHERE p.pronamespace = 'fencing'::regnamespace"
+                      + " AND p.proconfig IS NULL"
+                      + " AND (p.prosecdef OR has_function_privilege('public', p.oid, 'EXECUTE')"
+                      + "      OR has_function_privilege('fencing_app', p.oid, 'EXECUTE'))"))
           .isEmpty();
+      // no callable SECURITY DEFINER function runs as a superuser (the event trigger function of
+      // V4 must, to add triggers to partitions of tables it does not own; PostgreSQL lets nobody
+      // call an event trigger function)
       assertThat(
               FenceSql.strings(
                   c,
