@@ -48,7 +48,7 @@ final class TokenChecker {
                 b.token().value(),
                 null,
                 null),
-            false);
+            true);
       }
     }
     String[] resources = new String[bindings.size()];
@@ -83,11 +83,13 @@ final class TokenChecker {
   }
 
   /**
-   * Rolls back, logs, counts and (if the database refused) records {@code refusal}; returns it for
-   * the caller to throw.
+   * Rolls back, logs, counts and (if {@code record}) records {@code refusal}; returns it for the
+   * caller to throw. Refusals of the database and of a lease the client knows lost are recorded
+   * (the rejection log holds every refusal a client saw of a token); a write with no token bound
+   * names no resource and is not.
    */
   FencingRefusedException refuse(
-      Connection connection, FencingRefusedException refusal, boolean refusedByDatabase) {
+      Connection connection, FencingRefusedException refusal, boolean record) {
     try {
       connection.rollback();
     } catch (SQLException e) {
@@ -100,7 +102,7 @@ final class TokenChecker {
         refusal.maxSeen(),
         refusal.getMessage());
     metrics.refused(refusal);
-    if (refusedByDatabase && recordRejections) {
+    if (record && recordRejections) {
       record(connection, refusal);
     }
     return refusal;
