@@ -19,7 +19,8 @@ final class Scenarios {
    * <ol>
    *   <li>every worker writes;
    *   <li>worker 1 (token bound) becomes a zombie: stopped before a write until another worker has
-   *       taken the resource over and written, then resumed;
+   *       taken the resource over and written, then resumed; its connection is terminated while it
+   *       records the refusal;
    *   <li>worker 0 (lease bound) likewise;
    *   <li>worker 2's connection is terminated in the middle of a write transaction;
    *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
@@ -35,8 +36,8 @@ final class Scenarios {
     }
     List<String> outcomes = new ArrayList<>();
     run.awaitProgress(1);
-    outcomes.add("zombie w1 " + run.zombie(run.workers().get(1)));
-    outcomes.add("zombie w0 " + run.zombie(run.workers().get(0)));
+    outcomes.add("zombie w1 " + run.zombie(run.workers().get(1), true));
+    outcomes.add("zombie w0 " + run.zombie(run.workers().get(0), false));
     outcomes.add("terminate w2 " + run.terminateMidTransaction(run.workers().get(2)));
     run.crash();
     run.awaitProgress(1);
@@ -62,7 +63,7 @@ final class Scenarios {
               ? Fault.ZOMBIE
               : dice < 60 ? Fault.PAUSE : dice < 88 ? Fault.TERMINATE : Fault.CRASH;
       switch (fault) {
-        case ZOMBIE -> run.zombie(victim);
+        case ZOMBIE -> run.zombie(victim, random.nextBoolean());
         case PAUSE -> {
           // Longer than the lease in most cases: the real GC pause.
           long pause = (long) (ttl * (0.5 + 2.5 * random.nextDouble()));

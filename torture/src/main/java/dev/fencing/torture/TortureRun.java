@@ -35,6 +35,8 @@ final class TortureRun implements AutoCloseable {
     PAUSE,
     /** {@code pg_terminate_backend} of a worker's connection in the middle of a transaction. */
     TERMINATE,
+    /** A zombie's connection terminated while it records its refusal (after the rollback). */
+    CUT_RECORDING,
     /** PostgreSQL killed hard (SIGKILL of every server process) and restarted: crash recovery. */
     CRASH
   }
@@ -189,22 +191,74 @@ final class TortureRun implements AutoCloseable {
    * stopped (so its keep-alive is too), another worker takes the resource over and writes with a
    * newer token — observed in the database — and then the zombie resumes and writes.
    *
+   * <p>With {@code cutRecording} (and fencing on), the refusal's recording is cut off: the harness
+   * holds a lock that makes {@code record_rejection} wait, and terminates the zombie's connection
+   * while it waits — as a crash of the server right after the refusal would.
+   *
    * @return the zombie's outcome: {@code ACK}, {@code REFUSED} or {@code ERROR}, or {@code
    *     NO_TAKEOVER} if nobody took the resource over in time
    */
-  String zombie(WorkerProcess worker) {
+  String zombie(WorkerProcess worker, boolean cutRecording) throws SQLException {
     worker.send("HOLD BEFORE");
     WorkerProcess.Held held = worker.awaitHeld(WAIT);
     worker.pause();
     boolean takenOver = poll(WAIT, () -> maxToken(held.resource()) > held.token());
-    worker.resume();
-    worker.send("GO");
+    boolean cut = cutRecording && settings.fenced() && takenOver;
+    Connection lock = cut ? lockRejectionLog() : null;
+    try {
+      worker.resume();
+      worker.send("GO");
+      if (lock != null) {
+        // the refusal's recording now waits for the lock: kill its connection there
+        if (!poll(WAIT, () -> waitsForLock(worker))) {
+          throw new IllegalStateException("worker " + worker.id() + " never tried to record");
+        }
+        if (terminate(worker) > 0) {
+          counted(Fault.CUT_RECORDING);
+        }
+      }
+    } finally {
+      if (lock != null) {
+        lock.rollback();
+        lock.close();
+      }
+    }
     String result = worker.awaitResult(WAIT);
     if (!takenOver) {
       return "NO_TAKEOVER";
     }
     counted(Fault.ZOMBIE);
     return result;
+  }
+
+  private Connection lockRejectionLog() throws SQLException {
+    Connection c = database.dataSource().getConnection();
+    try {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("LOCK TABLE fencing.rejection IN SHARE MODE");
+      }
+      return c;
+    } catch (SQLException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private boolean waitsForLock(WorkerProcess worker) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+                    + " AND wait_event_type = 'Lock' AND query LIKE '%record_rejection%'")) {
+      ps.setString(1, Worker.applicationName(worker.id()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    } catch (SQLException e) {
+      return false;
+    }
   }
 
   /**

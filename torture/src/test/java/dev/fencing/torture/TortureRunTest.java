@@ -52,6 +52,7 @@ class TortureRunTest {
         .containsExactly("zombie w1 REFUSED", "zombie w0 REFUSED", "terminate w2 ERROR");
     assertThat(result.faults())
         .containsEntry(Fault.ZOMBIE, 2)
+        .containsEntry(Fault.CUT_RECORDING, 1)
         .containsEntry(Fault.TERMINATE, 1)
         .containsEntry(Fault.CRASH, 1);
     assertThat(result.refusals().values().stream().mapToInt(Integer::intValue).sum())
