@@ -7,9 +7,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The fault schedules a {@link TortureRun} can be put through. */
 final class Scenarios {
+  private static final Logger LOG = LoggerFactory.getLogger(Scenarios.class);
+
   private Scenarios() {}
 
   /**
@@ -35,12 +39,20 @@ final class Scenarios {
       throw new IllegalArgumentException("the scripted scenario needs 3 workers or more");
     }
     List<String> outcomes = new ArrayList<>();
+    long start = System.nanoTime();
     run.awaitProgress(1);
+    step("every worker wrote", start);
     outcomes.add("zombie w1 " + run.zombie(run.workers().get(1), true));
+    step(outcomes.get(0), start);
     outcomes.add("zombie w0 " + run.zombie(run.workers().get(0), false));
+    step(outcomes.get(1), start);
     outcomes.add("terminate w2 " + run.terminateMidTransaction(run.workers().get(2)));
-    run.crash();
+    step(outcomes.get(2), start);
+    if (run.crash()) {
+      step("crashed and restarted PostgreSQL", start);
+    }
     run.awaitProgress(1);
+    step("every worker wrote again", start);
     return outcomes;
   }
 
@@ -93,6 +105,10 @@ final class Scenarios {
       }
       progress.report(run);
     }
+  }
+
+  private static void step(String what, long start) {
+    LOG.info("torture step after {} ms: {}", (System.nanoTime() - start) / 1_000_000, what);
   }
 
   /** Hears of the long run's progress after each fault. */

@@ -18,6 +18,8 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One torture run: N {@link Worker} processes contending for a few resources of a {@link
@@ -25,6 +27,8 @@ import java.util.function.BooleanSupplier;
  * {@link History} they left and the {@link Checker}'s verdict on it.
  */
 final class TortureRun implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TortureRun.class);
+
   /** The kinds of fault a run injects. */
   enum Fault {
     /**
@@ -112,6 +116,8 @@ final class TortureRun implements AutoCloseable {
     TortureRun run = new TortureRun(settings, database);
     try {
       run.prepare(directory);
+      LOG.info(
+          "torture run ready after {} ms: {}", (System.nanoTime() - run.started) / 1_000_000, run);
     } catch (SQLException | RuntimeException e) {
       run.close();
       throw e;
@@ -153,9 +159,10 @@ final class TortureRun implements AutoCloseable {
               settings.fenced(),
               settings.ttl(),
               settings.seed() * 1_000_003L + i,
-              directory,
-              WAIT));
+              directory));
     }
+    // started together, they warm up in parallel
+    workers.forEach(w -> w.awaitReady(WAIT));
   }
 
   Settings settings() {

@@ -47,7 +47,7 @@ final class WorkerProcess {
     reader.start();
   }
 
-  /** Starts worker {@code id} and waits until it is ready. */
+  /** Starts worker {@code id}; {@link #awaitReady} waits until it is ready. */
   static WorkerProcess start(
       int id,
       String url,
@@ -55,8 +55,7 @@ final class WorkerProcess {
       boolean fenced,
       Duration ttl,
       long seed,
-      Path directory,
-      Duration readyWait) {
+      Path directory) {
     Path log = directory.resolve("worker-" + id + ".log");
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -87,9 +86,12 @@ final class WorkerProcess {
     } catch (IOException e) {
       throw new UncheckedIOException("Could not start worker " + id, e);
     }
-    WorkerProcess worker = new WorkerProcess(id, process, log);
-    worker.expect("READY", readyWait);
-    return worker;
+    return new WorkerProcess(id, process, log);
+  }
+
+  /** Waits until the worker is connected and about to work. */
+  void awaitReady(Duration wait) {
+    expect("READY", wait);
   }
 
   /**
