@@ -76,7 +76,7 @@ final class Report {
   static String summary(TortureRun.Result r) {
     return String.format(
         "seed %d, fencing %s, %d workers, %s: faults %s%s; %d writes committed, %d acknowledged,"
-            + " %d refusals %s (%d recorded), %d other errors; %d violations %s",
+            + " %d refusals %s (%d recorded), %d other errors %s; %d violations %s",
         r.settings().seed(),
         r.settings().fenced() ? "on" : "OFF",
         r.settings().workers(),
@@ -88,6 +88,7 @@ final class Report {
         total(r.refusals()),
         r.refusals(),
         r.rejectionsRecorded(),
+        total(r.workerErrors()),
         r.workerErrors(),
         r.violations().size(),
         r.violationsByRule());

@@ -76,7 +76,7 @@ final class TortureRun implements AutoCloseable {
       Map<String, Integer> refusals,
       int rejectionsRecorded,
       int acquisitions,
-      int workerErrors,
+      Map<String, Integer> workerErrors,
       List<Violation> violations,
       Duration elapsed) {
 
@@ -208,6 +208,9 @@ final class TortureRun implements AutoCloseable {
   String zombie(WorkerProcess worker, boolean cutRecording) throws SQLException {
     worker.send("HOLD BEFORE");
     WorkerProcess.Held held = worker.awaitHeld(WAIT);
+    if (held == null) {
+      return "NO_HOLD";
+    }
     worker.pause();
     boolean takenOver = poll(WAIT, () -> maxToken(held.resource()) > held.token());
     boolean cut = cutRecording && settings.fenced() && takenOver;
@@ -216,11 +219,10 @@ final class TortureRun implements AutoCloseable {
       worker.resume();
       worker.send("GO");
       if (lock != null) {
-        // the refusal's recording now waits for the lock: kill its connection there
-        if (!poll(WAIT, () -> waitsForLock(worker))) {
-          throw new IllegalStateException("worker " + worker.id() + " never tried to record");
-        }
-        if (terminate(worker) > 0) {
+        // the refusal's recording now waits for the lock: kill its connection there (unless the
+        // write failed otherwise, say on a connection a crash had broken: then nothing records)
+        poll(WAIT, () -> waitsForLock(worker) || worker.hasReported("RESULT "));
+        if (waitsForLock(worker) && terminate(worker) > 0) {
           counted(Fault.CUT_RECORDING);
         }
       }
@@ -276,7 +278,9 @@ final class TortureRun implements AutoCloseable {
    */
   String terminateMidTransaction(WorkerProcess worker) throws SQLException {
     worker.send("HOLD MID");
-    worker.awaitHeld(WAIT);
+    if (worker.awaitHeld(WAIT) == null) {
+      return "NO_HOLD";
+    }
     int killed = terminate(worker);
     worker.send("GO");
     String result = worker.awaitResult(WAIT);
@@ -404,9 +408,9 @@ final class TortureRun implements AutoCloseable {
     List<Violation> violations = Checker.check(history);
     Map<String, Integer> refusals = new TreeMap<>();
     history.refusals().forEach(r -> refusals.merge(r.sqlState(), 1, Integer::sum));
-    int errors = 0;
+    Map<String, Integer> errors = new TreeMap<>();
     for (WorkerProcess w : workers) {
-      errors += WorkerLog.read(w.id(), w.log()).errors();
+      WorkerLog.read(w.id(), w.log()).errors().forEach((k, v) -> errors.merge(k, v, Integer::sum));
     }
     return new Result(
         settings,

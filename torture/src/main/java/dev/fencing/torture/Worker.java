@@ -163,6 +163,13 @@ public final class Worker {
         }
       }
     }
+    // A clean end: a rollback on the fenced connection records any refusal whose recording was
+    // cut off earlier (FencedDataSource records them after the next commit or rollback).
+    try {
+      connection().rollback();
+    } catch (SQLException e) {
+      log.error(seq, e);
+    }
     leases.close();
     closeConnection();
     log.close();

@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What one worker saw, appended to its own file and handed to the operating system before the
@@ -35,7 +37,10 @@ final class WorkerLog implements AutoCloseable {
 
   /** Everything one worker's log says. */
   record Entries(
-      List<Acquisition> acquisitions, List<Ack> acks, List<Refusal> refusals, int errors) {}
+      List<Acquisition> acquisitions,
+      List<Ack> acks,
+      List<Refusal> refusals,
+      Map<String, Integer> errors) {}
 
   private final OutputStream out;
 
@@ -82,7 +87,7 @@ final class WorkerLog implements AutoCloseable {
     List<Acquisition> acquisitions = new ArrayList<>();
     List<Ack> acks = new ArrayList<>();
     List<Refusal> refusals = new ArrayList<>();
-    int errors = 0;
+    Map<String, Integer> errors = new TreeMap<>();
     List<String> lines;
     try {
       lines = Files.exists(file) ? Files.readAllLines(file) : List.of();
@@ -105,7 +110,7 @@ final class WorkerLog implements AutoCloseable {
           case "R" ->
               refusals.add(
                   new Refusal(worker, f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), f[4]));
-          case "E" -> errors++;
+          case "E" -> errors.merge(f[2], 1, Integer::sum);
           default -> {
             // a torn line
           }

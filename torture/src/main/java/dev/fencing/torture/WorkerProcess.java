@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Worker} running in a JVM of its own (same {@code java}, same classes), with the means to
@@ -179,10 +180,25 @@ final class WorkerProcess {
     }
   }
 
-  /** Waits for the worker's next {@code HELD} report. */
-  Held awaitHeld(Duration wait) {
-    String[] f = expect("HELD ", wait).split(" ");
+  /**
+   * Waits for the worker's next {@code HELD} report; if none comes in time, sends {@code GO} (so
+   * that the hold, whenever it happens, does not wait) and returns null.
+   */
+  @Nullable Held awaitHeld(Duration wait) {
+    String line;
+    try {
+      line = expect("HELD ", wait);
+    } catch (IllegalStateException e) {
+      send("GO");
+      return null;
+    }
+    String[] f = line.split(" ");
     return new Held(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]));
+  }
+
+  /** Whether the worker has reported a line starting with {@code prefix} not yet consumed. */
+  boolean hasReported(String prefix) {
+    return lines.stream().anyMatch(line -> line.startsWith(prefix));
   }
 
   /** Waits for the outcome of the held write: {@code ACK}, {@code REFUSED} or {@code ERROR}. */
