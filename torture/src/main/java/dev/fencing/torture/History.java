@@ -1,6 +1,7 @@
 package dev.fencing.torture;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything a torture run leaves behind: the committed writes as the fenced data records them, the
@@ -35,8 +36,7 @@ record History(
   record Issuance(String resource, long token, String holder) {}
 
   /** A refusal the fence recorded. */
-  record Rejection(
-      String resource, @org.jspecify.annotations.Nullable Long token, String sqlState) {}
+  record Rejection(String resource, @Nullable Long token, String sqlState) {}
 
   History {
     writes = List.copyOf(writes);

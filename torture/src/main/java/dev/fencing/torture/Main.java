@@ -40,23 +40,35 @@ public final class Main {
     String url = null;
     boolean fenced = true;
     Path report = null;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--seed" -> seed = Long.parseLong(value(args, ++i));
-        case "--duration" -> duration = duration(value(args, ++i));
-        case "--workers" -> workers = Integer.parseInt(value(args, ++i));
-        case "--resources" -> resources = Integer.parseInt(value(args, ++i));
-        case "--ttl" -> ttl = duration(value(args, ++i));
-        case "--url" -> url = value(args, ++i);
-        case "--unfenced" -> fenced = false;
-        case "--report" -> report = Path.of(value(args, ++i));
-        default -> usage("unknown argument " + args[i]);
+    try {
+      for (int i = 0; i < args.length; i++) {
+        switch (args[i]) {
+          case "--seed" -> seed = Long.parseLong(value(args, ++i));
+          case "--duration" -> duration = duration(value(args, ++i));
+          case "--workers" -> workers = Integer.parseInt(value(args, ++i));
+          case "--resources" -> resources = Integer.parseInt(value(args, ++i));
+          case "--ttl" -> ttl = duration(value(args, ++i));
+          case "--url" -> url = value(args, ++i);
+          case "--unfenced" -> fenced = false;
+          case "--report" -> report = Path.of(value(args, ++i));
+          default -> usage("unknown argument " + args[i]);
+        }
       }
+    } catch (NumberFormatException e) {
+      usage("not a number: " + e.getMessage());
     }
     if (report == null) {
       report = Path.of("torture-report-" + seed + ".md");
     }
-    TortureRun.Settings settings = new TortureRun.Settings(seed, workers, resources, ttl, fenced);
+    TortureRun.Settings settings = null;
+    try {
+      settings = new TortureRun.Settings(seed, workers, resources, ttl, fenced);
+    } catch (IllegalArgumentException e) {
+      usage(e.getMessage());
+    }
+    if (duration.isZero()) {
+      usage("--duration must be more than 0");
+    }
     PrintStream out = System.out;
     Path directory = Files.createTempDirectory("fencing-torture-");
     out.println(
