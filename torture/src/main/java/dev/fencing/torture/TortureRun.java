@@ -92,6 +92,7 @@ final class TortureRun implements AutoCloseable {
   }
 
   static final Duration WAIT = Duration.ofSeconds(60);
+  private static final String CRASH_SKIPPED = "CRASH: a PostgreSQL given by --url is never killed";
   private static final long POLL_MILLIS = 50;
 
   private final Settings settings;
@@ -107,6 +108,9 @@ final class TortureRun implements AutoCloseable {
     this.database = database;
     for (Fault fault : Fault.values()) {
       faults.put(fault, 0);
+    }
+    if (!database.canCrash()) {
+      skipped(CRASH_SKIPPED);
     }
   }
 
@@ -313,7 +317,7 @@ final class TortureRun implements AutoCloseable {
   /** Kills PostgreSQL hard and restarts it; skipped (and reported) with a server given by URL. */
   boolean crash() {
     if (!database.canCrash()) {
-      skipped("CRASH: PostgreSQL given by --url is never killed");
+      skipped(CRASH_SKIPPED);
       return false;
     }
     database.crashAndRestart();
