@@ -75,11 +75,19 @@ final class FencedConnection implements InvocationHandler {
       case "rollback":
       case "setAutoCommit":
       case "close":
+        Object result;
         try {
-          return Delegation.invoke(raw, method, args);
+          result = Delegation.invoke(raw, method, args);
         } finally {
           checked.clear();
         }
+        if (!method.getName().equals("setAutoCommit")
+            && !method.getName().equals("close")
+            && (args == null || args.length == 0)) {
+          // between transactions now: record refusals whose recording failed before
+          checker.recordPending(raw);
+        }
+        return result;
       case "getMetaData":
         return FencedChild.metaData(this, raw.getMetaData());
       case "unwrap":
@@ -145,23 +153,31 @@ final class FencedConnection implements InvocationHandler {
     }
     // Autocommit: make the check and the write one transaction, never half-applied.
     raw.setAutoCommit(false);
-    boolean committed = false;
+    Object result;
     try {
       ensureChecked(context);
-      Object result = run(call, kind);
+      result = run(call, kind);
       raw.commit();
-      committed = true;
-      return result;
-    } finally {
+    } catch (Throwable primary) {
+      // The refusal (or the write's own error) is what the caller must see, even when the
+      // connection broke too and cannot roll back.
+      checked.clear();
       try {
-        if (!committed) {
-          raw.rollback();
-        }
-      } finally {
-        checked.clear();
-        raw.setAutoCommit(true);
+        raw.rollback();
+      } catch (SQLException e) {
+        primary.addSuppressed(e);
       }
+      try {
+        raw.setAutoCommit(true);
+      } catch (SQLException e) {
+        primary.addSuppressed(e);
+      }
+      throw primary;
     }
+    checked.clear();
+    raw.setAutoCommit(true);
+    checker.recordPending(raw);
+    return result;
   }
 
   private void ensureChecked(FencingContext context) throws SQLException {

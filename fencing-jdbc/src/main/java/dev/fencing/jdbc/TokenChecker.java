@@ -5,7 +5,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,14 +16,27 @@ import org.slf4j.LoggerFactory;
  * Compare, seen from Java: the one place that asks PostgreSQL to check tokens (the fence's SQL
  * function {@code check_tokens}) and turns a refusal into the library's exception, after rolling
  * the transaction back and recording the refusal.
+ *
+ * <p>A refusal whose recording fails (the connection was lost, the server crashed between the
+ * rollback and the record) is kept and recorded after the next successful commit or rollback of any
+ * connection of the same {@link FencedDataSource}, so the rejection log still gets every refusal a
+ * client saw, as long as the client goes on.
  */
 final class TokenChecker {
   private static final Logger log = LoggerFactory.getLogger(TokenChecker.class);
+
+  /** At most this many refusals wait to be recorded; beyond, the oldest is dropped (logged). */
+  static final int MAX_PENDING = 1_000;
+
+  /** A refusal still to be recorded. */
+  private record Pending(String resource, @Nullable Long token, String sqlState) {}
 
   private final String checkSql;
   private final String recordSql;
   private final boolean recordRejections;
   private final FencingMetrics metrics;
+  private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by itself
+  private volatile boolean hasPending;
 
   TokenChecker(String schema, boolean recordRejections, FencingMetrics metrics) {
     this.checkSql = "SELECT " + schema + ".check_tokens(?, ?)";
@@ -48,7 +64,7 @@ final class TokenChecker {
                 b.token().value(),
                 null,
                 null),
-            false);
+            true);
       }
     }
     String[] resources = new String[bindings.size()];
@@ -83,11 +99,13 @@ final class TokenChecker {
   }
 
   /**
-   * Rolls back, logs, counts and (if the database refused) records {@code refusal}; returns it for
-   * the caller to throw.
+   * Rolls back, logs, counts and (if {@code record}) records {@code refusal}; returns it for the
+   * caller to throw. Refusals of the database and of a lease the client knows lost are recorded
+   * (the rejection log holds every refusal a client saw of a token); a write with no token bound
+   * names no resource and is not.
    */
   FencingRefusedException refuse(
-      Connection connection, FencingRefusedException refusal, boolean refusedByDatabase) {
+      Connection connection, FencingRefusedException refusal, boolean record) {
     try {
       connection.rollback();
     } catch (SQLException e) {
@@ -100,7 +118,7 @@ final class TokenChecker {
         refusal.maxSeen(),
         refusal.getMessage());
     metrics.refused(refusal);
-    if (refusedByDatabase && recordRejections) {
+    if (record && recordRejections) {
       record(connection, refusal);
     }
     return refusal;
@@ -108,19 +126,100 @@ final class TokenChecker {
 
   /** The refused transaction is gone; the record gets a transaction of its own. */
   private void record(Connection connection, FencingRefusedException refusal) {
-    try (PreparedStatement ps = connection.prepareStatement(recordSql)) {
-      ps.setString(1, refusal.resource());
-      ps.setObject(2, refusal.presentedToken(), java.sql.Types.BIGINT);
-      ps.setString(3, refusal.getSQLState());
-      ps.executeQuery().close();
+    Pending p = new Pending(refusal.resource(), refusal.presentedToken(), refusal.getSQLState());
+    try {
+      insert(connection, p);
       connection.commit();
     } catch (SQLException e) {
       refusal.addSuppressed(e);
-      try {
-        connection.rollback();
-      } catch (SQLException again) {
-        refusal.addSuppressed(again);
+      rollbackQuietly(connection);
+      keep(p);
+      log.warn(
+          "could not record the refusal of token {} for {} ({}); it will be recorded after the"
+              + " next commit on this data source",
+          p.token(),
+          p.resource(),
+          e.toString());
+      return;
+    }
+    recordPending(connection);
+  }
+
+  /**
+   * Records the refusals whose recording failed, on {@code connection}, which is between
+   * transactions (right after a successful commit or rollback). Never throws: what cannot be
+   * recorded now stays for the next time.
+   */
+  void recordPending(Connection connection) {
+    if (!hasPending) {
+      return;
+    }
+    boolean autoCommit;
+    try {
+      autoCommit = connection.getAutoCommit();
+    } catch (SQLException e) {
+      return;
+    }
+    while (true) {
+      Pending p;
+      synchronized (pending) {
+        p = pending.pollFirst();
+        hasPending = !pending.isEmpty();
       }
+      if (p == null) {
+        return;
+      }
+      try {
+        insert(connection, p);
+        if (!autoCommit) {
+          connection.commit();
+        }
+        log.info("recorded the earlier refusal of token {} for {}", p.token(), p.resource());
+      } catch (SQLException e) {
+        if (!autoCommit) {
+          rollbackQuietly(connection);
+        }
+        synchronized (pending) {
+          pending.addFirst(p);
+          hasPending = true;
+        }
+        return;
+      }
+    }
+  }
+
+  private void insert(Connection connection, Pending p) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(recordSql)) {
+      ps.setString(1, p.resource());
+      ps.setObject(2, p.token(), java.sql.Types.BIGINT);
+      ps.setString(3, p.sqlState());
+      ps.executeQuery().close();
+    }
+  }
+
+  private void keep(Pending p) {
+    Pending dropped = null;
+    synchronized (pending) {
+      if (pending.size() >= MAX_PENDING) {
+        dropped = pending.pollFirst();
+      }
+      pending.addLast(p);
+      hasPending = true;
+    }
+    if (dropped != null) {
+      log.error(
+          "more than {} refusals wait to be recorded; dropped the refusal of token {} for {}",
+          MAX_PENDING,
+          dropped.token(),
+          dropped.resource());
+    }
+  }
+
+  private static void rollbackQuietly(Connection connection) {
+    try {
+      connection.rollback();
+    } catch (SQLException again) {
+      // the connection is gone; nothing was recorded on it
     }
   }
 }

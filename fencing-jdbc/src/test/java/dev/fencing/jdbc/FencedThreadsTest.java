@@ -9,6 +9,7 @@ import static dev.fencing.jdbc.FencingTestSupport.insert;
 import static dev.fencing.jdbc.FencingTestSupport.maxSeen;
 import static dev.fencing.jdbc.FencingTestSupport.nextBlock;
 import static dev.fencing.jdbc.FencingTestSupport.present;
+import static dev.fencing.jdbc.FencingTestSupport.rejections;
 import static dev.fencing.jdbc.FencingTestSupport.waitingOnLock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -213,6 +214,9 @@ class FencedThreadsTest {
               });
     }
     assertThat(present(plain, base + 1)).isFalse();
+    assertThat(rejections(plain, resource, "lease_lost"))
+        .as("the client's own refusal is in the rejection log (V7)")
+        .isEqualTo(1);
   }
 
   @Test

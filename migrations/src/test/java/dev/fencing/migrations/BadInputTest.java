@@ -284,7 +284,7 @@ class BadInputTest {
   // ---------------------------------------------------------------------------------------------
 
   @ParameterizedTest
-  @ValueSource(strings = {"NULL", "", "ZF005", "ZF006", "ZF007", "23505", "zf001"})
+  @ValueSource(strings = {"NULL", "", "ZF006", "ZF007", "ZF008", "23505", "zf001"})
   void recordRejectionTakesOnlyRefusalStates(String sqlState) throws SQLException {
     @Nullable String value = sqlState.equals("NULL") ? null : sqlState;
     SQLException e =
@@ -346,6 +346,21 @@ class BadInputTest {
                 "SELECT count(*) FROM fencing.rejection WHERE id = ? AND holder IS NULL",
                 forgedId))
         .isEqualTo(1);
+  }
+
+  @Test
+  void aClientsOwnRefusalOfALostLeaseIsRecordedAsLeaseLost() throws SQLException {
+    // V7: a client that knows its lease is lost refuses the write itself (ZF005) and records it
+    String r = "bad-input/lease-lost";
+    long token = Fence.acquire(c, r, "carol", TTL);
+    long id = FenceSql.longValue(c, "SELECT fencing.record_rejection(?, ?, 'ZF005')", r, token);
+    assertThat(
+            FenceSql.strings(
+                c,
+                "SELECT reason || ' ' || sqlstate || ' ' || holder || ' ' || (token = max_seen)"
+                    + " FROM fencing.rejection WHERE id = ?",
+                id))
+        .containsExactly("lease_lost ZF005 carol true");
   }
 
   // ---------------------------------------------------------------------------------------------

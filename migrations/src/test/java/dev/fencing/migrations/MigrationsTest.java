@@ -79,7 +79,7 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true", "6 true");
+          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true", "6 true", "7 true");
     }
     assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
     FencingMigrations.validate(db.dataSource());
@@ -150,7 +150,8 @@ class MigrationsTest {
               "3 protected tables true",
               "4 protect new partitions true",
               "5 refuse hostile input true",
-              "6 fast accept path true");
+              "6 fast accept path true",
+              "7 record lease lost refusals true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -584,6 +585,10 @@ class MigrationsTest {
         .contains("refuse hostile input")
         .contains("Success");
     assertThat(versioned.get(5)).startsWith("6 ").contains("fast accept path").contains("Success");
+    assertThat(versioned.get(6))
+        .startsWith("7 ")
+        .contains("record lease lost refusals")
+        .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));

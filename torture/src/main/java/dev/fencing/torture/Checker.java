@@ -1,0 +1,171 @@
+package dev.fencing.torture;
+
+import dev.fencing.torture.Violation.Rule;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Judges a {@link History}: returns every violation of the rules in {@link Rule}, each with its
+ * evidence. An empty list means the history is one a correct fence could have produced.
+ */
+final class Checker {
+  private Checker() {}
+
+  static List<Violation> check(History history) {
+    List<Violation> violations = new ArrayList<>();
+    commitOrder(history, violations);
+    staleWrites(history, violations);
+    issuance(history, violations);
+    acknowledgements(history, violations);
+    refusals(history, violations);
+    return violations;
+  }
+
+  private static void commitOrder(History history, List<Violation> violations) {
+    Map<String, List<History.Write>> byResource =
+        history.writes().stream()
+            .collect(
+                Collectors.groupingBy(
+                    History.Write::resource, Collectors.toCollection(ArrayList::new)));
+    byResource.forEach(
+        (resource, writes) -> {
+          writes.sort(Comparator.comparingLong(History.Write::n));
+          for (int i = 1; i < writes.size(); i++) {
+            History.Write before = writes.get(i - 1);
+            History.Write after = writes.get(i);
+            if (after.token() < before.token()) {
+              violations.add(
+                  new Violation(
+                      Rule.TOKEN_DECREASED,
+                      String.format(
+                          "%s: write #%d (worker %d, seq %d) has token %d after write #%d (worker"
+                              + " %d, seq %d) with token %d",
+                          resource,
+                          after.n(),
+                          after.worker(),
+                          after.seq(),
+                          after.token(),
+                          before.n(),
+                          before.worker(),
+                          before.seq(),
+                          before.token())));
+            }
+          }
+        });
+  }
+
+  private static void staleWrites(History history, List<Violation> violations) {
+    for (History.Write w : history.writes()) {
+      if (w.token() < w.maxSeen()) {
+        violations.add(
+            new Violation(
+                Rule.STALE_WRITE,
+                String.format(
+                    "%s: write #%d (worker %d, seq %d) committed with token %d although the"
+                        + " resource had accepted token %d",
+                    w.resource(), w.n(), w.worker(), w.seq(), w.token(), w.maxSeen())));
+      }
+    }
+  }
+
+  private static void issuance(History history, List<Violation> violations) {
+    Map<Long, WorkerLog.Acquisition> first = new HashMap<>();
+    for (WorkerLog.Acquisition a : history.acquisitions()) {
+      WorkerLog.Acquisition earlier = first.putIfAbsent(a.token(), a);
+      if (earlier != null) {
+        violations.add(
+            new Violation(
+                Rule.TOKEN_ISSUED_TWICE,
+                String.format(
+                    "token %d was returned to worker %d for %s and to worker %d for %s",
+                    a.token(), earlier.worker(), earlier.resource(), a.worker(), a.resource())));
+      }
+    }
+    Set<String> issued = new HashSet<>();
+    for (History.Issuance i : history.issuances()) {
+      issued.add(i.resource() + " " + i.token());
+    }
+    for (WorkerLog.Acquisition a : history.acquisitions()) {
+      if (!issued.contains(a.resource() + " " + a.token())) {
+        violations.add(
+            new Violation(
+                Rule.ISSUANCE_LOST,
+                String.format(
+                    "worker %d received token %d for %s, which the issuance log does not hold",
+                    a.worker(), a.token(), a.resource())));
+      }
+    }
+    for (History.Write w : history.writes()) {
+      if (!issued.contains(w.resource() + " " + w.token())) {
+        violations.add(
+            new Violation(
+                Rule.ISSUANCE_LOST,
+                String.format(
+                    "%s: write #%d (worker %d, seq %d) carries token %d, which the issuance log"
+                        + " does not hold",
+                    w.resource(), w.n(), w.worker(), w.seq(), w.token())));
+      }
+    }
+  }
+
+  private static void acknowledgements(History history, List<Violation> violations) {
+    Map<String, History.Write> byAttempt = new HashMap<>();
+    for (History.Write w : history.writes()) {
+      byAttempt.put(w.worker() + " " + w.seq(), w);
+    }
+    for (WorkerLog.Ack ack : history.acks()) {
+      History.Write w = byAttempt.get(ack.worker() + " " + ack.seq());
+      if (w == null
+          || !w.resource().equals(ack.resource())
+          || w.token() != ack.token()
+          || w.n() != ack.n()) {
+        violations.add(
+            new Violation(
+                Rule.ACKNOWLEDGED_WRITE_LOST,
+                String.format(
+                    "worker %d saw seq %d committed as write #%d to %s with token %d; the data"
+                        + " holds %s",
+                    ack.worker(),
+                    ack.seq(),
+                    ack.n(),
+                    ack.resource(),
+                    ack.token(),
+                    w == null
+                        ? "no such write"
+                        : "write #" + w.n() + " to " + w.resource() + " with token " + w.token())));
+      }
+    }
+  }
+
+  private static void refusals(History history, List<Violation> violations) {
+    Map<String, Integer> recorded = new HashMap<>();
+    for (History.Rejection r : history.rejections()) {
+      recorded.merge(r.resource() + " " + r.token() + " " + r.sqlState(), 1, Integer::sum);
+    }
+    for (WorkerLog.Refusal refusal : history.refusals()) {
+      String key = refusal.resource() + " " + refusal.token() + " " + refusal.sqlState();
+      int left = recorded.getOrDefault(key, 0);
+      if (left == 0) {
+        violations.add(
+            new Violation(
+                Rule.REFUSAL_NOT_RECORDED,
+                String.format(
+                    "worker %d saw seq %d to %s with token %d refused (%s); the rejection log"
+                        + " does not hold it",
+                    refusal.worker(),
+                    refusal.seq(),
+                    refusal.resource(),
+                    refusal.token(),
+                    refusal.sqlState())));
+      } else {
+        recorded.put(key, left - 1);
+      }
+    }
+  }
+}

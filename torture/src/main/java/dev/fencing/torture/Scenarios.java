@@ -1,0 +1,129 @@
+package dev.fencing.torture;
+
+import dev.fencing.torture.TortureRun.Fault;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The fault schedules a {@link TortureRun} can be put through. */
+final class Scenarios {
+  private static final Logger LOG = LoggerFactory.getLogger(Scenarios.class);
+
+  private Scenarios() {}
+
+  /**
+   * The short, deterministic schedule of the test suite: every fault once, each at a point forced
+   * by holding a worker and observing the database, never by timing.
+   *
+   * <ol>
+   *   <li>every worker writes;
+   *   <li>worker 1 (token bound) becomes a zombie: stopped before a write until another worker has
+   *       taken the resource over and written, then resumed; its connection is terminated while it
+   *       records the refusal;
+   *   <li>worker 0 (lease bound) likewise;
+   *   <li>worker 2's connection is terminated in the middle of a write transaction;
+   *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
+   *   <li>every worker writes again.
+   * </ol>
+   *
+   * @return the outcomes of the steps, in order: {@code zombie w1 ACK|REFUSED|...}, {@code zombie
+   *     w0 ...}, {@code terminate w2 ERROR|...}
+   */
+  static List<String> scripted(TortureRun run) throws SQLException {
+    if (run.workers().size() < 3) {
+      throw new IllegalArgumentException("the scripted scenario needs 3 workers or more");
+    }
+    List<String> outcomes = new ArrayList<>();
+    long start = System.nanoTime();
+    run.awaitProgress(1);
+    step("every worker wrote", start);
+    outcomes.add("zombie w1 " + run.zombie(run.workers().get(1), true));
+    step(outcomes.get(0), start);
+    outcomes.add("zombie w0 " + run.zombie(run.workers().get(0), false));
+    step(outcomes.get(1), start);
+    outcomes.add("terminate w2 " + run.terminateMidTransaction(run.workers().get(2)));
+    step(outcomes.get(2), start);
+    if (run.crash()) {
+      step("crashed and restarted PostgreSQL", start);
+    }
+    run.awaitProgress(1);
+    step("every worker wrote again", start);
+    return outcomes;
+  }
+
+  /**
+   * The long run's schedule: until {@code duration} has passed, after a random spell of natural
+   * work, one random fault. The sequence of faults, victims and pause lengths follows from {@code
+   * seed}; the moments they hit the workers do not (they are real processes).
+   */
+  static void random(TortureRun run, Duration duration, long seed, Progress progress)
+      throws SQLException {
+    Random random = new Random(seed);
+    long ttl = run.settings().ttl().toMillis();
+    long end = System.nanoTime() + duration.toNanos();
+    while (System.nanoTime() - end < 0) {
+      sleep(250 + random.nextInt(1500));
+      WorkerProcess victim = run.workers().get(random.nextInt(run.workers().size()));
+      int dice = random.nextInt(100);
+      Fault fault =
+          dice < 30
+              ? Fault.ZOMBIE
+              : dice < 60 ? Fault.PAUSE : dice < 88 ? Fault.TERMINATE : Fault.CRASH;
+      switch (fault) {
+        case ZOMBIE -> run.zombie(victim, random.nextBoolean());
+        case PAUSE -> {
+          // Longer than the lease in most cases: the real GC pause.
+          long pause = (long) (ttl * (0.5 + 2.5 * random.nextDouble()));
+          victim.pause();
+          sleep(pause);
+          victim.resume();
+          run.counted(Fault.PAUSE);
+        }
+        case TERMINATE -> {
+          // Catch the victim inside a transaction: poll until it is in one, then terminate.
+          int[] killed = {0};
+          run.poll(
+              Duration.ofSeconds(5),
+              () -> {
+                try {
+                  killed[0] = run.terminate(victim);
+                } catch (SQLException e) {
+                  killed[0] = 0;
+                }
+                return killed[0] > 0;
+              });
+          if (killed[0] > 0) {
+            run.counted(Fault.TERMINATE);
+          }
+        }
+        case CRASH -> run.crash();
+      }
+      progress.report(run);
+    }
+  }
+
+  private static void step(String what, long start) {
+    LOG.info("torture step after {} ms: {}", (System.nanoTime() - start) / 1_000_000, what);
+  }
+
+  /** Hears of the long run's progress after each fault. */
+  @FunctionalInterface
+  interface Progress {
+    void report(TortureRun run);
+  }
+
+  // The long run's pacing and pause lengths; the short scenario never sleeps.
+  private static void sleep(long millis) {
+    try {
+      TimeUnit.MILLISECONDS.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+}

@@ -1,0 +1,314 @@
+package dev.fencing.torture;
+
+import dev.fencing.jdbc.FencedDataSource;
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingExceptions;
+import dev.fencing.jdbc.FencingRefusedException;
+import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.Lease;
+import dev.fencing.jdbc.LeaseClient;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * One worker process of the torture test: takes leases on random resources and writes to them,
+ * recording every write in the fenced data itself (resource, token, worker, sequence number, commit
+ * position) and every acknowledgement, refusal and acquisition in its own {@link WorkerLog} before
+ * going on. Started by {@link TortureRun} as {@code java -cp ... dev.fencing.torture.Worker url id
+ * resources fenced|unfenced lease|token ttl-ms seed log-file}.
+ *
+ * <p>Fenced, it writes through a {@link FencedDataSource} with its lease (or only the lease's
+ * token) bound. Unfenced, it writes through the plain data source and trusts itself: it writes
+ * while it believes its lease valid. Its standard input takes commands: {@code STOP} ends it after
+ * the current write; {@code HOLD BEFORE} or {@code HOLD MID} makes the next write stop before its
+ * first statement (after the self-check) or between its statements, print {@code HELD resource
+ * token seq}, and wait for {@code GO}; after a held write it prints {@code RESULT seq
+ * ACK|REFUSED|ERROR}.
+ */
+public final class Worker {
+  /** Where a held write waits for {@code GO}. */
+  enum HoldPoint {
+    BEFORE,
+    MID
+  }
+
+  private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
+  private static final long RETRY_PAUSE_MILLIS = 100;
+
+  private final DataSource writes;
+  private final LeaseClient leases;
+  private final int id;
+  private final List<String> resources;
+  private final boolean fenced;
+  private final boolean bindLease;
+  private final Duration ttl;
+  private final Random random;
+  private final WorkerLog log;
+  private final PrintStream out;
+  private final BlockingQueue<String> commands = new LinkedBlockingQueue<>();
+  private volatile boolean stopping;
+  private @Nullable HoldPoint hold;
+  private @Nullable Connection connection;
+  private long seq;
+
+  private Worker(String[] args) throws IOException {
+    String url = args[0];
+    this.id = Integer.parseInt(args[1]);
+    this.resources = List.of(args[2].split(","));
+    this.fenced = args[3].equals("fenced");
+    this.bindLease = args[4].equals("lease");
+    this.ttl = Duration.ofMillis(Long.parseLong(args[5]));
+    this.random = new Random(Long.parseLong(args[6]));
+    this.log = WorkerLog.open(Path.of(args[7]));
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setURL(url);
+    String password = System.getenv("FENCING_DB_PASSWORD");
+    if (password != null) {
+      ds.setPassword(password);
+    }
+    ds.setApplicationName(applicationName(id));
+    ds.setConnectTimeout(5);
+    ds.setSocketTimeout(60);
+    this.writes = fenced ? FencedDataSource.wrap(ds) : ds;
+    this.leases = LeaseClient.builder(ds).holder(applicationName(id)).keepAlive(true).build();
+    this.out = System.out;
+  }
+
+  /** The {@code application_name} of worker {@code id}'s connections. */
+  static String applicationName(int id) {
+    return "torture-w" + id;
+  }
+
+  /** Runs a worker; see the class comment for the arguments. */
+  public static void main(String[] args) throws IOException {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    if (args.length != 8) {
+      System.err.println(
+          "usage: Worker url id resources fenced|unfenced lease|token ttl-ms seed log-file");
+      System.exit(2);
+    }
+    Worker worker = new Worker(args);
+    Thread reader = new Thread(worker::readCommands, "torture-commands");
+    reader.setDaemon(true);
+    reader.start();
+    worker.out.println("READY");
+    worker.out.flush();
+    worker.run();
+    worker.out.println("STOPPED");
+    worker.out.flush();
+    System.exit(0);
+  }
+
+  private void readCommands() {
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        if (line.equals("STOP")) {
+          stopping = true;
+        }
+        commands.add(line);
+      }
+    } catch (IOException e) {
+      // the harness went away
+    }
+    stopping = true;
+    commands.add("STOP");
+  }
+
+  private void run() throws IOException {
+    while (!stopping) {
+      takeCommands();
+      String resource = resources.get(random.nextInt(resources.size()));
+      Lease lease;
+      try {
+        lease = leases.acquire(resource, ttl, ACQUIRE_WAIT);
+      } catch (SQLTimeoutException e) {
+        continue;
+      } catch (SQLException | RuntimeException e) {
+        log.error(seq, e);
+        pause();
+        continue;
+      }
+      log.acquired(resource, lease.token().value());
+      try (lease) {
+        int writesUnderLease = 1 + random.nextInt(5);
+        for (int i = 0; i < writesUnderLease && !stopping; i++) {
+          takeCommands();
+          // Unfenced, the client trusts itself: it writes while it believes the lease is valid.
+          if (!fenced && lease.isLost()) {
+            break;
+          }
+          if (!write(lease)) {
+            break;
+          }
+        }
+      }
+    }
+    // A clean end: a rollback on the fenced connection records any refusal whose recording was
+    // cut off earlier (FencedDataSource records them after the next commit or rollback).
+    try {
+      connection().rollback();
+    } catch (SQLException e) {
+      log.error(seq, e);
+    }
+    leases.close();
+    closeConnection();
+    log.close();
+  }
+
+  private void takeCommands() {
+    for (String command = commands.poll(); command != null; command = commands.poll()) {
+      if (command.startsWith("HOLD ")) {
+        hold = HoldPoint.valueOf(command.substring(5));
+      }
+    }
+  }
+
+  /** One write transaction; false if the lease should be given up. */
+  private boolean write(Lease lease) throws IOException {
+    long mySeq = ++seq;
+    String resource = lease.resource();
+    long token = lease.token().value();
+    HoldPoint heldAt = hold;
+    hold = null;
+    if (heldAt == HoldPoint.BEFORE) {
+      awaitGo(resource, token, mySeq);
+    }
+    String result;
+    boolean keep;
+    try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
+      Connection c = connection();
+      try {
+        long n;
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE torture_counter SET n = n + 1 WHERE resource = ? RETURNING n")) {
+          ps.setString(1, resource);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            n = rs.getLong(1);
+          }
+        }
+        if (heldAt == HoldPoint.MID) {
+          awaitGo(resource, token, mySeq);
+        }
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO torture_write (resource, n, token, worker, seq, max_seen)"
+                    + " SELECT ?, ?, ?, ?, ?, s.max_seen FROM fencing.status(?) s")) {
+          ps.setString(1, resource);
+          ps.setLong(2, n);
+          ps.setLong(3, token);
+          ps.setInt(4, id);
+          ps.setLong(5, mySeq);
+          ps.setString(6, resource);
+          ps.executeUpdate();
+        }
+        c.commit();
+        log.acknowledged(resource, token, mySeq, n);
+        result = "ACK";
+        keep = true;
+      } catch (SQLException e) {
+        Optional<FencingRefusedException> refusal = FencingExceptions.find(e);
+        if (refusal.isPresent()) {
+          log.refused(resource, token, mySeq, refusal.get().getSQLState());
+          result = "REFUSED";
+        } else {
+          log.error(mySeq, e);
+          closeConnection();
+          result = "ERROR";
+        }
+        keep = false;
+        rollbackQuietly(c);
+      }
+    } catch (SQLException e) {
+      log.error(mySeq, e);
+      closeConnection();
+      pause();
+      result = "ERROR";
+      keep = false;
+    }
+    if (heldAt != null) {
+      out.println("RESULT " + mySeq + " " + result);
+      out.flush();
+    }
+    return keep;
+  }
+
+  private void awaitGo(String resource, long token, long mySeq) {
+    out.println("HELD " + resource + " " + token + " " + mySeq);
+    out.flush();
+    while (true) {
+      String command;
+      try {
+        command = commands.take();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (command.equals("GO") || command.equals("STOP")) {
+        return;
+      }
+    }
+  }
+
+  private Connection connection() throws SQLException {
+    Connection c = connection;
+    if (c == null) {
+      c = writes.getConnection();
+      c.setAutoCommit(false);
+      connection = c;
+    }
+    return c;
+  }
+
+  private void rollbackQuietly(Connection c) {
+    try {
+      if (!c.isClosed()) {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      closeConnection();
+    }
+  }
+
+  private void closeConnection() {
+    Connection c = connection;
+    connection = null;
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        // broken anyway
+      }
+    }
+  }
+
+  /** Natural pacing after a failure, so a worker does not spin while the server restarts. */
+  private void pause() {
+    try {
+      TimeUnit.MILLISECONDS.sleep(RETRY_PAUSE_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,170 @@
+package dev.fencing.torture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.torture.History.Issuance;
+import dev.fencing.torture.History.Rejection;
+import dev.fencing.torture.History.Write;
+import dev.fencing.torture.Violation.Rule;
+import dev.fencing.torture.WorkerLog.Ack;
+import dev.fencing.torture.WorkerLog.Acquisition;
+import dev.fencing.torture.WorkerLog.Refusal;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The checker on hand-made histories: a correct one passes, and each rule fires on its own. */
+class CheckerTest {
+  private static final String A = "a";
+  private static final String B = "b";
+
+  /**
+   * A correct history: worker 0 holds a with token 1 and writes twice; worker 1 takes a over with
+   * token 3 and writes; worker 0, now a zombie, is refused and the refusal is recorded; worker 1
+   * writes b with token 2.
+   */
+  private static Builder correct() {
+    Builder h = new Builder();
+    h.acquired(0, A, 1).acquired(1, B, 2).acquired(1, A, 3);
+    h.write(A, 1, 1, 0, 1, 1).write(A, 2, 1, 0, 2, 1).write(A, 3, 3, 1, 1, 3);
+    h.write(B, 1, 2, 1, 2, 2);
+    h.ack(0, A, 1, 1, 1).ack(0, A, 1, 2, 2).ack(1, A, 3, 1, 3).ack(1, B, 2, 2, 1);
+    h.refused(0, A, 1, 3, "ZF001").recorded(A, 1L, "ZF001");
+    return h;
+  }
+
+  @Test
+  void aCorrectHistoryHasNoViolations() {
+    assertThat(Checker.check(correct().build())).isEmpty();
+  }
+
+  @Test
+  void commitOrderIsTheCounterNotTheListOrder() {
+    Builder h = correct();
+    List<Write> shuffled = new ArrayList<>(h.writes);
+    java.util.Collections.reverse(shuffled);
+    h.writes.clear();
+    h.writes.addAll(shuffled);
+    assertThat(Checker.check(h.build())).isEmpty();
+  }
+
+  @Test
+  void aTokenDecreasingInCommitOrderIsFound() {
+    // the zombie's write with token 1 committed after token 3's (it read max_seen before token 3)
+    Builder h = correct().write(A, 4, 1, 0, 3, 1);
+    h.refusals.clear();
+    assertThat(rules(h)).containsExactly(Rule.TOKEN_DECREASED);
+    assertThat(Checker.check(h.build()).get(0).detail())
+        .contains(
+            "write #4 (worker 0, seq 3) has token 1 after write #3 (worker 1, seq 1) with token 3");
+  }
+
+  @Test
+  void aWriteBelowTheAcceptedTokenIsFoundEvenAsTheLastWrite() {
+    // the zombie's write is the resource's first since token 3 was accepted by the acquisition:
+    // the commit order alone cannot see it, the max_seen its transaction read can
+    Builder h = new Builder();
+    h.acquired(0, A, 1).acquired(1, A, 2);
+    h.write(A, 1, 1, 0, 1, 2);
+    assertThat(rules(h)).containsExactly(Rule.STALE_WRITE);
+  }
+
+  @Test
+  void aTokenReturnedTwiceIsFound() {
+    Builder h = correct().acquired(2, B, 3);
+    h.issuances.add(new Issuance(B, 3, "w2"));
+    assertThat(rules(h)).containsExactly(Rule.TOKEN_ISSUED_TWICE);
+  }
+
+  @Test
+  void aTokenMissingFromTheIssuanceLogIsFound() {
+    Builder h = correct();
+    h.issuances.removeIf(i -> i.token() == 3);
+    // worker 1 received it and wrote with it
+    assertThat(Checker.check(h.build()))
+        .extracting(Violation::rule)
+        .containsExactly(Rule.ISSUANCE_LOST, Rule.ISSUANCE_LOST);
+  }
+
+  @Test
+  void anAcknowledgedWriteMissingFromTheDataIsFound() {
+    Builder h = correct().ack(1, B, 2, 7, 2);
+    assertThat(rules(h)).containsExactly(Rule.ACKNOWLEDGED_WRITE_LOST);
+  }
+
+  @Test
+  void anAcknowledgedWriteRecordedDifferentlyIsFound() {
+    Builder h = correct();
+    h.acks.set(0, new Ack(0, A, 1, 1, 2)); // acknowledged as #2, the data says #1
+    assertThat(rules(h)).containsExactly(Rule.ACKNOWLEDGED_WRITE_LOST);
+  }
+
+  @Test
+  void aRefusalMissingFromTheRejectionLogIsFound() {
+    Builder h = correct();
+    h.rejections.clear();
+    assertThat(rules(h)).containsExactly(Rule.REFUSAL_NOT_RECORDED);
+  }
+
+  @Test
+  void eachRecordedRejectionAccountsForOneRefusalOnly() {
+    Builder h = correct().refused(0, A, 1, 4, "ZF001");
+    assertThat(rules(h)).containsExactly(Rule.REFUSAL_NOT_RECORDED);
+    h.recorded(A, 1L, "ZF001");
+    assertThat(rules(h)).isEmpty();
+  }
+
+  @Test
+  void aRejectionOfAnotherKindDoesNotAccountForARefusal() {
+    Builder h = correct();
+    h.rejections.clear();
+    h.recorded(A, 1L, "ZF005");
+    assertThat(rules(h)).containsExactly(Rule.REFUSAL_NOT_RECORDED);
+  }
+
+  private static List<Rule> rules(Builder h) {
+    return Checker.check(h.build()).stream().map(Violation::rule).toList();
+  }
+
+  /** A hand-made history; acquisitions are also entered in the issuance log. */
+  private static final class Builder {
+    final List<Write> writes = new ArrayList<>();
+    final List<Issuance> issuances = new ArrayList<>();
+    final List<Rejection> rejections = new ArrayList<>();
+    final List<Acquisition> acquisitions = new ArrayList<>();
+    final List<Ack> acks = new ArrayList<>();
+    final List<Refusal> refusals = new ArrayList<>();
+
+    Builder acquired(int worker, String resource, long token) {
+      acquisitions.add(new Acquisition(worker, resource, token));
+      if (issuances.stream().noneMatch(i -> i.token() == token)) {
+        issuances.add(new Issuance(resource, token, "w" + worker));
+      }
+      return this;
+    }
+
+    Builder write(String resource, long n, long token, int worker, long seq, long maxSeen) {
+      writes.add(new Write(resource, n, token, worker, seq, maxSeen));
+      return this;
+    }
+
+    Builder ack(int worker, String resource, long token, long seq, long n) {
+      acks.add(new Ack(worker, resource, token, seq, n));
+      return this;
+    }
+
+    Builder refused(int worker, String resource, long token, long seq, String sqlState) {
+      refusals.add(new Refusal(worker, resource, token, seq, sqlState));
+      return this;
+    }
+
+    Builder recorded(String resource, Long token, String sqlState) {
+      rejections.add(new Rejection(resource, token, sqlState));
+      return this;
+    }
+
+    History build() {
+      return new History(writes, issuances, rejections, acquisitions, acks, refusals);
+    }
+  }
+}
