@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.Objects;
@@ -31,11 +32,13 @@ public final class FencedDataSource implements DataSource {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
   private final DataSource target;
+  private final String schema;
   private final boolean requireToken;
   private final TokenChecker checker;
 
   private FencedDataSource(Builder builder) {
     this.target = builder.target;
+    this.schema = builder.schema;
     this.requireToken = builder.requireToken;
     this.checker =
         new TokenChecker(
@@ -60,6 +63,39 @@ public final class FencedDataSource implements DataSource {
   @Override
   public Connection getConnection(String username, String password) throws SQLException {
     return FencedConnection.wrap(target.getConnection(username, password), checker, requireToken);
+  }
+
+  /**
+   * Declares {@code resource} as fenced by tokens issued elsewhere — a {@link FencedLock} of
+   * ZooKeeper or etcd, or any other issuer of increasing numbers — so that the first write with a
+   * token greater than {@code max_seen} advances it (see {@link FencedLock} for what that means for
+   * the handover). Idempotent: call it at start-up, before the first fenced write; it runs in a
+   * transaction of its own on a connection of the wrapped data source.
+   *
+   * <p>PostgreSQL cannot tell whether an external token was really issued, so it refuses only older
+   * ones: a forged huge token fences the resource off for every later holder. Only clients that
+   * hold the lock should be able to write through the fence (database privileges).
+   *
+   * @throws SQLException with SQLSTATE {@code ZF004} if the name is malformed or the resource
+   *     already exists with tokens issued by PostgreSQL ({@link LeaseClient}); nothing is changed
+   */
+  public void createExternalResource(String resource) throws SQLException {
+    Objects.requireNonNull(resource, "resource");
+    try (Connection c = target.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      if (!autoCommit) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement("SELECT " + schema + ".create_resource(?, true, false)")) {
+        ps.setString(1, resource);
+        ps.execute();
+      } finally {
+        if (!autoCommit) {
+          c.setAutoCommit(false);
+        }
+      }
+    }
   }
 
   @Override
