@@ -17,7 +17,9 @@ final class Ledger {
   static void create(DataSource plain) throws SQLException {
     try (Connection c = plain.getConnection();
         Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE ledger (note text PRIMARY KEY, token bigint NOT NULL)");
+      s.execute(
+          "CREATE TABLE ledger (resource text, note text, token bigint NOT NULL,"
+              + " PRIMARY KEY (resource, note))");
     }
   }
 
@@ -27,27 +29,32 @@ final class Ledger {
         Connection c = fenced.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps =
-          c.prepareStatement("INSERT INTO ledger (note, token) VALUES (?, ?)")) {
-        ps.setString(1, note);
-        ps.setLong(2, token.value());
+          c.prepareStatement("INSERT INTO ledger (resource, note, token) VALUES (?, ?, ?)")) {
+        ps.setString(1, token.resource());
+        ps.setString(2, note);
+        ps.setLong(3, token.value());
         ps.executeUpdate();
       }
       c.commit();
     }
   }
 
-  static boolean contains(DataSource plain, String note) throws SQLException {
-    return count(plain, "SELECT count(*) FROM ledger WHERE note = ?", note) == 1;
+  static boolean contains(DataSource plain, String resource, String note) throws SQLException {
+    return count(
+            plain, "SELECT count(*) FROM ledger WHERE note = ? AND resource = ?", note, resource)
+        == 1;
   }
 
   static long maxSeen(DataSource plain, String resource) throws SQLException {
     return count(plain, "SELECT max_seen FROM fencing.status(?)", resource);
   }
 
-  static long count(DataSource plain, String sql, String arg) throws SQLException {
+  static long count(DataSource plain, String sql, String... args) throws SQLException {
     try (Connection c = plain.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, arg);
+      for (int i = 0; i < args.length; i++) {
+        ps.setString(i + 1, args[i]);
+      }
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new AssertionError(sql + " returned no row");

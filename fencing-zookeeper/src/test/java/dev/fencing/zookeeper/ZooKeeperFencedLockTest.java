@@ -159,9 +159,9 @@ class ZooKeeperFencedLockTest {
                 assertThat(refusal.presentedToken()).isEqualTo(tokenA.value());
                 assertThat(refusal.maxSeen()).isEqualTo(tokenB.value());
               });
-      assertThat(Ledger.contains(pool, "A after the pause")).isFalse();
-      assertThat(Ledger.contains(pool, "A before the pause")).isTrue();
-      assertThat(Ledger.contains(pool, "B")).isTrue();
+      assertThat(Ledger.contains(pool, resource, "A after the pause")).isFalse();
+      assertThat(Ledger.contains(pool, resource, "A before the pause")).isTrue();
+      assertThat(Ledger.contains(pool, resource, "B")).isTrue();
       assertThat(
               Ledger.count(
                   pool,
@@ -354,6 +354,6 @@ class ZooKeeperFencedLockTest {
       }
     }
     assertThat(refused).isFalse();
-    assertThat(Ledger.contains(pool, "quick start")).isTrue();
+    assertThat(Ledger.contains(pool, "ledger", "quick start")).isTrue();
   }
 }
