@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.List;
 import java.util.Objects;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
@@ -93,6 +94,42 @@ public final class FencedDataSource implements DataSource {
       } finally {
         if (!autoCommit) {
           c.setAutoCommit(false);
+        }
+      }
+    }
+  }
+
+  /**
+   * Checks {@code token} in a transaction of its own and commits: for a token issued elsewhere, the
+   * handover happens now instead of at its holder's first write. A newer token raises {@code
+   * max_seen}, so every transaction of an older token that starts later is refused; like a first
+   * write, this waits for the open transactions that already passed their check with the older
+   * token (bound it with the database's {@code lock_timeout}). Call it right after acquiring a
+   * {@link FencedLock} to fence the previous holder off at once.
+   *
+   * @throws FencingRefusedException if the token is refused (a newer one was already seen: this
+   *     client no longer holds the lock), after recording the refusal
+   */
+  public void fence(FencingToken token) throws SQLException {
+    Objects.requireNonNull(token, "token");
+    try (Connection c = target.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      if (autoCommit) {
+        c.setAutoCommit(false);
+      }
+      try {
+        checker.check(c, List.of(new FencingContext.Binding(token, null)));
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+        } catch (SQLException again) {
+          e.addSuppressed(again);
+        }
+        throw e;
+      } finally {
+        if (autoCommit) {
+          c.setAutoCommit(true);
         }
       }
     }

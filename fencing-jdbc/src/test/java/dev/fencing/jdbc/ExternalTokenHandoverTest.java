@@ -234,6 +234,47 @@ class ExternalTokenHandoverTest {
     }
   }
 
+  /**
+   * {@link FencedDataSource#fence}: the new holder moves the handover to right after its
+   * acquisition. It waits for the old holder's checked transaction like a first write would; from
+   * its commit on, the old token is refused although the new holder has written nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(Isolation.class)
+  void fenceMakesTheHandoverBeforeTheNewHoldersFirstWrite(Isolation iso) throws Exception {
+    String res = externalResource(plain, resource("fence", iso), 10);
+    int block = nextBlock();
+    FencingToken old = FencingToken.of(res, 10);
+    FencingToken next = FencingToken.of(res, 20);
+
+    try (FencingScope scope = Fencing.bind(old);
+        Connection zombie = writer(iso)) {
+      insert(zombie, block);
+      Future<Void> fencing =
+          threads.submit(
+              () -> {
+                fenced.fence(next);
+                return null;
+              });
+      awaitWaitingOnLock(plain, "check_tokens", 1);
+      assertThat(fencing).isNotDone();
+      zombie.commit();
+      assertThat((Throwable) failure(fencing)).isNull();
+      assertThat(maxSeen(plain, res)).isEqualTo(20);
+      assertThat(present(plain, block)).isTrue();
+
+      assertThatThrownBy(() -> insert(zombie, block + 1))
+          .isInstanceOf(StaleFencingTokenException.class);
+    }
+    assertThat(present(plain, block + 1)).isFalse();
+    assertThatThrownBy(() -> fenced.fence(old))
+        .isInstanceOfSatisfying(
+            StaleFencingTokenException.class, e -> assertThat(e.maxSeen()).isEqualTo(20));
+    assertThat(FencingTestSupport.rejections(plain, res, "stale_token")).isEqualTo(2);
+    fenced.fence(next); // the same token again: accepted, nothing changes
+    assertThat(maxSeen(plain, res)).isEqualTo(20);
+  }
+
   /** lock_timeout bounds the new holder's wait; the failure is not a refusal and can be retried. */
   @Test
   void lockTimeoutBoundsTheNewHoldersWait() throws Exception {
