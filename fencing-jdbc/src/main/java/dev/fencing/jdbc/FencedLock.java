@@ -29,8 +29,10 @@ import java.util.concurrent.TimeoutException;
  * checks it. Until then the previous holder's token is still accepted: a zombie's transaction that
  * passed its check before the new holder's first write may commit, and the new holder's first write
  * waits for it (and for any other open transaction of the old token), then advances. From that
- * moment every transaction with an older token is refused ({@link StaleFencingTokenException}). The
- * README's "ZooKeeper and etcd" section describes the handover at each isolation level.
+ * moment every transaction with an older token is refused ({@link StaleFencingTokenException}). To
+ * fence the previous holder off right after acquiring, call {@link
+ * FencedDataSource#fence(FencingToken)}. The README's "ZooKeeper and etcd" section describes the
+ * handover at each isolation level.
  *
  * <p>Contention is not an error: {@link #tryAcquire(Duration)} returns empty. A failure of the lock
  * service (unreachable, session lost while acquiring) throws {@link FencedLockException}; the lock
