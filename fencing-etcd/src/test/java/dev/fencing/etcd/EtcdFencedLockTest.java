@@ -8,8 +8,10 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencedLock;
+import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingExceptions;
 import dev.fencing.jdbc.FencingRefusedException;
+import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.migrations.FencingMigrations;
@@ -18,11 +20,12 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -280,25 +283,38 @@ class EtcdFencedLockTest {
         .hasMessageContaining("closed");
   }
 
-  /** The README's quick start, as written there. */
+  /** The README's quick start, as written there (with the test's table). */
   @Test
   void quickStartWorksAsDocumented() throws Exception {
-    Client etcdClient = client();
-    FencedDataSource db = fenced;
-    db.createExternalResource("ledger"); // once; idempotent
-    db.createExternalResource("ledger");
+    Client etcd = client();
+    FencedDataSource db = FencedDataSource.wrap(pool);
     boolean refused = false;
 
-    try (EtcdFencedLock lock = EtcdFencedLock.builder(etcdClient, "ledger").build()) {
-      FencingToken token = lock.acquire(Duration.ofSeconds(10));
-      try {
-        Ledger.write(db, token, "quick start");
-      } catch (SQLException e) {
-        Optional<FencingRefusedException> refusal = FencingExceptions.find(e);
-        refused = refusal.isPresent();
+    db.createExternalResource("ledger"); // once (idempotent): its tokens come from elsewhere
+    try (EtcdFencedLock lock = EtcdFencedLock.builder(etcd, "ledger").build()) {
+      FencingToken token =
+          lock.acquire(Duration.ofSeconds(10)); // the create revision of the lock key
+      db.fence(token); // optional: fence the previous holder off now, not at the first write
+      try (FencingScope scope = Fencing.bind(token);
+          Connection c = db.getConnection()) {
+        c.setAutoCommit(false);
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO ledger (resource, note, token) VALUES ('ledger', ?, ?)")) {
+          ps.setString(1, "quick start");
+          ps.setLong(2, token.value());
+          ps.executeUpdate(); // PostgreSQL checks the token first
+        }
+        c.commit();
+      }
+    } catch (SQLException e) {
+      if (FencingExceptions.find(e).isPresent()) {
+        refused = true; // a later holder has written: stop, never retry
       }
     }
+
     assertThat(refused).isFalse();
     assertThat(Ledger.contains(pool, "ledger", "quick start")).isTrue();
+    assertThat(Ledger.maxSeen(pool, "ledger")).isPositive();
   }
 }

@@ -8,17 +8,20 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencedLock;
+import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingExceptions;
 import dev.fencing.jdbc.FencingRefusedException;
+import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -335,25 +338,37 @@ class ZooKeeperFencedLockTest {
         .hasMessageContaining("closed");
   }
 
-  /** The README's quick start, as written there. */
+  /** The README's quick start, as written there (with the test's table). */
   @Test
   void quickStartWorksAsDocumented() throws Exception {
     CuratorFramework curator = client();
-    FencedDataSource db = fenced;
-    db.createExternalResource("ledger"); // once; idempotent
-    db.createExternalResource("ledger");
+    FencedDataSource db = FencedDataSource.wrap(pool);
     boolean refused = false;
 
+    db.createExternalResource("ledger"); // once (idempotent): its tokens come from elsewhere
     try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(curator, "ledger").build()) {
-      FencingToken token = lock.acquire(Duration.ofSeconds(10));
-      try {
-        Ledger.write(db, token, "quick start"); // Fencing.bind(token) + a transaction
-      } catch (SQLException e) {
-        Optional<FencingRefusedException> refusal = FencingExceptions.find(e);
-        refused = refusal.isPresent();
+      FencingToken token = lock.acquire(Duration.ofSeconds(10)); // the czxid of the lock node
+      db.fence(token); // optional: fence the previous holder off now, not at the first write
+      try (FencingScope scope = Fencing.bind(token);
+          Connection c = db.getConnection()) {
+        c.setAutoCommit(false);
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO ledger (resource, note, token) VALUES ('ledger', ?, ?)")) {
+          ps.setString(1, "quick start");
+          ps.setLong(2, token.value());
+          ps.executeUpdate(); // PostgreSQL checks the token first
+        }
+        c.commit();
+      }
+    } catch (SQLException e) {
+      if (FencingExceptions.find(e).isPresent()) {
+        refused = true; // a later holder has written: stop, never retry
       }
     }
+
     assertThat(refused).isFalse();
     assertThat(Ledger.contains(pool, "ledger", "quick start")).isTrue();
+    assertThat(Ledger.maxSeen(pool, "ledger")).isPositive();
   }
 }
