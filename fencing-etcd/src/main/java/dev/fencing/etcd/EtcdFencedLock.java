@@ -20,7 +20,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -68,8 +67,6 @@ import org.jspecify.annotations.Nullable;
  * lock object holds at most one acquisition at a time; any thread may release it.
  */
 public final class EtcdFencedLock implements FencedLock {
-  // The database holds the rule (fencing.validate_resource_name); checked here to fail fast.
-  private static final Pattern RESOURCE = Pattern.compile("[A-Za-z0-9_.:/@+=#-]{1,200}");
   private static final Duration MAX_TTL = Duration.ofDays(1);
 
   private final Client client;
@@ -396,12 +393,7 @@ public final class EtcdFencedLock implements FencedLock {
      * @throws IllegalArgumentException if the resource name is malformed
      */
     public EtcdFencedLock build() {
-      if (!RESOURCE.matcher(resource).matches()) {
-        throw new IllegalArgumentException(
-            "resource must be 1 to 200 of letters, digits and _ . : / @ + = # -, was '"
-                + resource
-                + "'");
-      }
+      FencingToken.requireValidResource(resource);
       return new EtcdFencedLock(this, lockName != null ? lockName : "fencing/locks/" + resource);
     }
   }

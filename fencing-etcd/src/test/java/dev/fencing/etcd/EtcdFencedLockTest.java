@@ -253,7 +253,7 @@ class EtcdFencedLockTest {
     Client client = client();
     assertThatThrownBy(() -> EtcdFencedLock.builder(client, "bad name").build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'bad name'");
+        .hasMessageContaining("position 4");
     assertThatThrownBy(() -> EtcdFencedLock.builder(client, "").build())
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> EtcdFencedLock.builder(client, "r").leaseTtl(Duration.ofMillis(1500)))

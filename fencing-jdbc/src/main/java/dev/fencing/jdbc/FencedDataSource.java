@@ -77,11 +77,13 @@ public final class FencedDataSource implements DataSource {
    * ones: a forged huge token fences the resource off for every later holder. Only clients that
    * hold the lock should be able to write through the fence (database privileges).
    *
-   * @throws SQLException with SQLSTATE {@code ZF004} if the name is malformed or the resource
-   *     already exists with tokens issued by PostgreSQL ({@link LeaseClient}); nothing is changed
+   * @throws IllegalArgumentException if the name is malformed ({@link
+   *     FencingToken#requireValidResource}); nothing is sent
+   * @throws SQLException with SQLSTATE {@code ZF004} if the resource already exists with tokens
+   *     issued by PostgreSQL ({@link LeaseClient}); nothing is changed
    */
   public void createExternalResource(String resource) throws SQLException {
-    Objects.requireNonNull(resource, "resource");
+    FencingToken.requireValidResource(resource);
     try (Connection c = target.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       if (!autoCommit) {

@@ -57,6 +57,7 @@ public final class Fencing {
 
   /** Binds the leases' tokens to the calling thread until the returned scope is closed. */
   public static FencingScope bind(Lease... leases) {
+    Objects.requireNonNull(leases, "leases");
     List<FencingContext.Binding> bindings = new ArrayList<>(leases.length);
     for (Lease lease : leases) {
       Objects.requireNonNull(lease, "lease");
@@ -70,6 +71,7 @@ public final class Fencing {
    * the returned scope is closed.
    */
   public static FencingScope bind(FencingToken... tokens) {
+    Objects.requireNonNull(tokens, "tokens");
     List<FencingContext.Binding> bindings = new ArrayList<>(tokens.length);
     for (FencingToken token : tokens) {
       bindings.add(new FencingContext.Binding(Objects.requireNonNull(token, "token"), null));
@@ -84,11 +86,13 @@ public final class Fencing {
 
   /** {@code task} with the calling thread's current tokens bound wherever it runs. */
   public static Runnable wrap(Runnable task) {
+    Objects.requireNonNull(task, "task");
     return current().wrap(task);
   }
 
   /** {@code task} with the calling thread's current tokens bound wherever it is called. */
   public static <T> Callable<T> wrap(Callable<T> task) {
+    Objects.requireNonNull(task, "task");
     return current().wrap(task);
   }
 

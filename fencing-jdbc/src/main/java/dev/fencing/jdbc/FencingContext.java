@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
@@ -81,6 +82,7 @@ public final class FencingContext {
 
   /** {@code task} run with this context bound, on whatever thread runs it. */
   public Runnable wrap(Runnable task) {
+    Objects.requireNonNull(task, "task");
     return () -> {
       FencingContext saved = Fencing.current();
       bind();
@@ -96,6 +98,7 @@ public final class FencingContext {
 
   /** {@code task} called with this context bound, on whatever thread calls it. */
   public <T> Callable<T> wrap(Callable<T> task) {
+    Objects.requireNonNull(task, "task");
     return () -> {
       FencingContext saved = Fencing.current();
       bind();

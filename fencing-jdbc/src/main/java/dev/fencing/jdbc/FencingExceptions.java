@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.IdentityHashMap;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -67,6 +68,8 @@ public final class FencingExceptions {
    * bound: for integrations (fencing-jpa) that find out before any SQL is sent.
    */
   public static MissingFencingTokenException missingToken(String resource, String message) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(message, "message");
     return new MissingFencingTokenException(
         message, FencingSqlState.MISSING_TOKEN.code(), resource, null, null, null);
   }

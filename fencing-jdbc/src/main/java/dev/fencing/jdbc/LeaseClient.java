@@ -126,11 +126,12 @@ public final class LeaseClient implements AutoCloseable {
    * @return the lease, or empty if another client holds it (or is acquiring it right now)
    * @throws SQLException if the database fails, or the issuing commit might not be durable (the
    *     token then counts as not issued)
-   * @throws IllegalArgumentException if {@code ttl} is out of range
+   * @throws IllegalArgumentException if {@code resource} is malformed ({@link
+   *     FencingToken#requireValidResource(String)}) or {@code ttl} is out of range
    * @throws IllegalStateException if this client is closed
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) throws SQLException {
-    Objects.requireNonNull(resource, "resource");
+    FencingToken.requireValidResource(resource);
     checkTtl(ttl);
     requireOpen();
     try (Connection c = dataSource.getConnection()) {
@@ -148,11 +149,13 @@ public final class LeaseClient implements AutoCloseable {
    * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
    * @throws SQLException if the database fails (including a handover timeout, SQLSTATE {@code
    *     ZF007}), or the issuing commit might not be durable
-   * @throws IllegalArgumentException if {@code ttl} or {@code timeout} is out of range
+   * @throws IllegalArgumentException if {@code resource} is malformed ({@link
+   *     FencingToken#requireValidResource(String)}), or {@code ttl} or {@code timeout} is out of
+   *     range
    * @throws IllegalStateException if this client is closed
    */
   public Lease acquire(String resource, Duration ttl, Duration timeout) throws SQLException {
-    Objects.requireNonNull(resource, "resource");
+    FencingToken.requireValidResource(resource);
     checkTtl(ttl);
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative()) {

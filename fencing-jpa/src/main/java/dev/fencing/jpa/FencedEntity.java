@@ -1,11 +1,13 @@
 package dev.fencing.jpa;
 
+import dev.fencing.jdbc.FencingToken;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link Fenced} says about one entity: a fixed resource, or a prefix and the attribute that
- * names each row's resource. Only the annotation's own rules are checked here; whether the
- * attribute exists is up to the mechanism that reads it.
+ * names each row's resource. Only the annotation's own rules (and that the fixed resource or prefix
+ * is a valid resource name) are checked here; whether the attribute exists is up to the mechanism
+ * that reads it.
  */
 final class FencedEntity {
   private final String entityName;
@@ -47,9 +49,25 @@ final class FencedEntity {
       throw invalid(
           entityName, "prefix goes with attribute only, not with value, was " + describe(fenced));
     }
+    if (hasValue) {
+      requireValidName(entityName, "value", fenced.value());
+    } else if (!fenced.prefix().isEmpty()) {
+      requireValidName(entityName, "prefix", fenced.prefix());
+    }
     return hasValue
         ? new FencedEntity(entityName, fenced.value(), "", null)
         : new FencedEntity(entityName, null, fenced.prefix(), fenced.attribute());
+  }
+
+  /** The database would refuse every write of the entity: say so when Hibernate starts. */
+  private static void requireValidName(String entityName, String element, String name) {
+    try {
+      FencingToken.requireValidResource(name);
+    } catch (IllegalArgumentException e) {
+      throw invalid(
+          entityName,
+          element + " \"" + name + "\" is not a valid resource name: " + e.getMessage());
+    }
   }
 
   static IllegalArgumentException invalid(String entityName, String problem) {

@@ -8,7 +8,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -68,8 +67,6 @@ import org.jspecify.annotations.Nullable;
  * concurrent holder. {@code close()} releases and also stops the object.
  */
 public final class ZooKeeperFencedLock implements FencedLock {
-  // The database holds the rule (fencing.validate_resource_name); checked here to fail fast.
-  private static final Pattern RESOURCE = Pattern.compile("[A-Za-z0-9_.:/@+=#-]{1,200}");
 
   private final CuratorFramework client;
   private final String resource;
@@ -288,12 +285,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
      * @throws IllegalStateException if the Curator client is not started
      */
     public ZooKeeperFencedLock build() {
-      if (!RESOURCE.matcher(resource).matches()) {
-        throw new IllegalArgumentException(
-            "resource must be 1 to 200 of letters, digits and _ . : / @ + = # -, was '"
-                + resource
-                + "'");
-      }
+      FencingToken.requireValidResource(resource);
       String path = lockPath != null ? lockPath : "/fencing/locks/" + resource;
       try {
         PathUtils.validatePath(path);

@@ -1,8 +1,10 @@
 package dev.fencing.migrations;
 
 import java.io.PrintStream;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -23,6 +25,9 @@ public final class MigrateCommand {
       "usage: migrate|info|validate --url JDBC_URL [--user NAME] [--schema NAME]"
           + " [--app-role NAME] [--owner-role NAME]   (password: env FENCING_DB_PASSWORD)";
 
+  private static final Set<String> OPTIONS =
+      Set.of("--url", "--user", "--schema", "--app-role", "--owner-role");
+
   private MigrateCommand() {}
 
   /** Runs the command and exits with its status. */
@@ -31,29 +36,39 @@ public final class MigrateCommand {
   }
 
   static int run(String[] args, @Nullable String password, PrintStream out, PrintStream err) {
-    if (args.length == 0 || !List.of("migrate", "info", "validate").contains(args[0])) {
+    if (args.length == 0) {
       err.println(USAGE);
       return 2;
     }
-    String url = null;
-    String user = null;
-    FencingMigrations.Builder builder;
-    FencingMigrations migrations;
-    List<String[]> options = new ArrayList<>();
+    if (!List.of("migrate", "info", "validate").contains(args[0])) {
+      err.println("unknown command " + args[0] + "\n" + USAGE);
+      return 2;
+    }
+    Map<String, String> options = new LinkedHashMap<>();
     for (int i = 1; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        err.println("option " + args[i] + " needs a value\n" + USAGE);
+      String name = args[i];
+      if (!name.startsWith("--")) {
+        err.println("unexpected argument " + name + "\n" + USAGE);
         return 2;
       }
-      options.add(new String[] {args[i], args[i + 1]});
-    }
-    for (String[] o : options) {
-      if (o[0].equals("--url")) {
-        url = o[1];
-      } else if (o[0].equals("--user")) {
-        user = o[1];
+      if (!OPTIONS.contains(name)) {
+        err.println("unknown option " + name + "\n" + USAGE);
+        return 2;
+      }
+      // a value that looks like an option means the value was left out
+      if (i + 1 >= args.length || args[i + 1].startsWith("--")) {
+        err.println("option " + name + " needs a value\n" + USAGE);
+        return 2;
+      }
+      if (options.putIfAbsent(name, args[i + 1]) != null) {
+        err.println("option " + name + " is given twice\n" + USAGE);
+        return 2;
       }
     }
+    String url = options.get("--url");
+    String user = options.get("--user");
+    FencingMigrations.Builder builder;
+    FencingMigrations migrations;
     if (url == null || !url.startsWith("jdbc:postgresql:")) {
       err.println("--url jdbc:postgresql://... is required\n" + USAGE);
       return 2;
@@ -73,16 +88,12 @@ public final class MigrateCommand {
     }
     builder = FencingMigrations.builder(dataSource);
     try {
-      for (String[] o : options) {
-        switch (o[0]) {
-          case "--url", "--user" -> {}
-          case "--schema" -> builder.schema(o[1]);
-          case "--app-role" -> builder.applicationRole(o[1]);
-          case "--owner-role" -> builder.ownerRole(o[1]);
-          default -> {
-            err.println("unknown option " + o[0] + "\n" + USAGE);
-            return 2;
-          }
+      for (Map.Entry<String, String> o : options.entrySet()) {
+        switch (o.getKey()) {
+          case "--schema" -> builder.schema(o.getValue());
+          case "--app-role" -> builder.applicationRole(o.getValue());
+          case "--owner-role" -> builder.ownerRole(o.getValue());
+          default -> {} // --url, --user: used above
         }
       }
       migrations = builder.build();

@@ -79,7 +79,7 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactly("1 true", "2 true", "3 true", "4 true");
+          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true");
     }
     assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
     FencingMigrations.validate(db.dataSource());
@@ -148,7 +148,8 @@ class MigrationsTest {
               "1 fencing tables true",
               "2 fencing functions true",
               "3 protected tables true",
-              "4 protect new partitions true");
+              "4 protect new partitions true",
+              "5 refuse hostile input true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -576,6 +577,10 @@ class MigrationsTest {
     assertThat(versioned.get(3))
         .startsWith("4 ")
         .contains("protect new partitions")
+        .contains("Success");
+    assertThat(versioned.get(4))
+        .startsWith("5 ")
+        .contains("refuse hostile input")
         .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))

@@ -1,0 +1,553 @@
+package dev.fencing.migrations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+import dev.fencing.testing.FenceSnapshot;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.util.PSQLException;
+
+/**
+ * The bad input catalogue (docs/BAD-INPUT.md), SQL entry point: malformed and hostile arguments to
+ * every function of the fence's SQL API. Each case names its SQLSTATE, a fragment of the message
+ * and of the DETAIL, and proves with a {@link FenceSnapshot} that nothing was written: the fence's
+ * tables and catalog, the token sequence, the rejection log and the application tables are as they
+ * were, even though the caller then tries to commit. Complements {@link BadInputTest}.
+ */
+class BadInputSqlTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final Duration TTL = Duration.ofMinutes(5);
+  private static final String KNOWN = "bad-sql/known";
+  private static final String OTHER = "bad-sql/other";
+  private static final String EXTERNAL = "bad-sql/external";
+  private static final String[] APP_TABLES = {"app_fixed", "app_rows", "app_plain"};
+
+  /** Stand-ins for the tokens issued in {@link #setUp()}, replaced when a case runs. */
+  private enum Issued {
+    KNOWN_TOKEN,
+    OTHER_TOKEN
+  }
+
+  private static long knownToken;
+  private static long otherToken;
+
+  private Connection c;
+  private Connection observer;
+
+  @BeforeAll
+  static void setUp() throws SQLException {
+    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    try (Connection s = db.connect()) {
+      knownToken = Fence.acquire(s, KNOWN, "setup", TTL);
+      otherToken = Fence.acquire(s, OTHER, "setup", TTL);
+      FenceSql.run(s, "SELECT fencing.create_resource(?, true)", EXTERNAL);
+      Fence.execute(s, "CREATE TABLE app_fixed (id int PRIMARY KEY, v text)");
+      Fence.execute(s, "CREATE TABLE app_rows (id int PRIMARY KEY, res text)");
+      Fence.execute(s, "CREATE TABLE app_plain (id int PRIMARY KEY)");
+      Fence.execute(s, "INSERT INTO app_fixed VALUES (1, 'kept')");
+      Fence.execute(s, "INSERT INTO app_rows VALUES (1, 'known')");
+      Fence.execute(s, "INSERT INTO app_plain VALUES (1)");
+      FenceSql.run(s, "SELECT fencing.protect('app_fixed', ?)", KNOWN);
+      FenceSql.run(s, "SELECT fencing.protect_rows('app_rows', 'res', 'bad-sql/')");
+    }
+  }
+
+  @BeforeEach
+  void connect() throws SQLException {
+    c = db.connect();
+    observer = db.connect();
+  }
+
+  @AfterEach
+  void close() throws SQLException {
+    c.close();
+    observer.close();
+  }
+
+  static Stream<Arguments> refusals() {
+    String positive = "fencing token must be positive, was ";
+    String allowed = "; allowed are letters, digits and _ . : / @ + = # -";
+    String sameLength = "check_tokens takes two one-dimensional arrays of the same length";
+    return Stream.of(
+        // --- tokens ---
+        refusal(
+            "B40",
+            "check_token: token 0",
+            "SELECT fencing.check_token(?, ?)",
+            args(KNOWN, 0L),
+            "ZF006",
+            positive + "0",
+            "\"token\": 0"),
+        refusal(
+            "B41",
+            "check_token: token Long.MIN_VALUE",
+            "SELECT fencing.check_token(?, ?)",
+            args(KNOWN, Long.MIN_VALUE),
+            "ZF006",
+            positive + Long.MIN_VALUE,
+            "\"token\": " + Long.MIN_VALUE),
+        refusal(
+            "B42",
+            "check_token: NULL token",
+            "SELECT fencing.check_token(?, ?::bigint)",
+            args(KNOWN, null),
+            "ZF002",
+            "missing fencing token for resource \"" + KNOWN + "\"",
+            "\"token\": null"),
+        refusal(
+            "B43",
+            "check_token: Long.MAX_VALUE, never issued",
+            "SELECT fencing.check_token(?, ?)",
+            args(KNOWN, Long.MAX_VALUE),
+            "ZF003",
+            "fencing token " + Long.MAX_VALUE + " for resource \"" + KNOWN + "\" was never issued",
+            "\"reason\": \"never_issued\""),
+        refusal(
+            "B44",
+            "check_token: another resource's newer token (never issued for this one)",
+            "SELECT fencing.check_token(?, ?)",
+            args(KNOWN, Issued.OTHER_TOKEN),
+            "ZF003",
+            "was never issued",
+            "\"resource\": \"" + KNOWN + "\""),
+        refusal(
+            "B45",
+            "check_token: another resource's older token (stale for this one)",
+            "SELECT fencing.check_token(?, ?)",
+            args(OTHER, Issued.KNOWN_TOKEN),
+            "ZF001",
+            "stale fencing token",
+            "\"reason\": \"stale_token\""),
+        // --- resource names ---
+        refusal(
+            "B46",
+            "check_token: empty resource",
+            "SELECT fencing.check_token(?, 1)",
+            args(""),
+            "ZF004",
+            "resource name is empty",
+            "\"resource\": \"\""),
+        refusal(
+            "B47",
+            "try_acquire: whitespace-only resource",
+            "SELECT * FROM fencing.try_acquire(?, 'h', interval '1 minute')",
+            args("   "),
+            "ZF004",
+            "the character \" \" at position 1" + allowed,
+            "\"resource\": \"   \""),
+        refusal(
+            "B48",
+            "try_acquire: 100,000-character resource",
+            "SELECT * FROM fencing.try_acquire(repeat('r', 100000), 'h', interval '1 minute')",
+            args(),
+            "ZF004",
+            "resource name is 100000 characters long; the limit is 200",
+            "\"resource\": \"rrrr"),
+        refusal(
+            "B51",
+            "try_acquire: SQL injection as resource",
+            "SELECT * FROM fencing.try_acquire(?, 'h', interval '1 minute')",
+            args("x'); DROP TABLE fencing.resource; --"),
+            "ZF004",
+            "the character \"'\" at position 2",
+            "DROP TABLE"),
+        refusal(
+            "B52",
+            "create_resource: control character (ESC)",
+            "SELECT fencing.create_resource(?)",
+            args("esc\u001bape"),
+            "ZF004",
+            "a control character (code 27) at position 4",
+            "\"resource\""),
+        refusal(
+            "B53",
+            "create_resource: unicode confusable (Cyrillic a)",
+            "SELECT fencing.create_resource(?)",
+            args("ledger-\u0430"),
+            "ZF004",
+            "the character \"\u0430\" at position 8",
+            "\"resource\""),
+        refusal(
+            "B54",
+            "status: LIKE metacharacter %",
+            "SELECT * FROM fencing.status(?)",
+            args("bad-sql/%"),
+            "ZF004",
+            "the character \"%\" at position 9",
+            "\"resource\""),
+        refusal(
+            "B55",
+            "status: LIKE metacharacter _ matches nothing but itself",
+            "SELECT * FROM fencing.status(?)",
+            args("bad-sql/know_"),
+            "ZF004",
+            "unknown fencing resource \"bad-sql/know_\"",
+            "\"resource\": \"bad-sql/know_\""),
+        refusal(
+            "B56",
+            "check_token: NUL byte in resource (refused by PostgreSQL itself)",
+            "SELECT fencing.check_token(?, 1)",
+            args("nul\u0000byte"),
+            "22021",
+            "invalid byte sequence",
+            null),
+        // --- check_tokens arrays ---
+        refusal(
+            "B49",
+            "check_tokens: 10^6 resources, 10^6 - 1 tokens",
+            "SELECT fencing.check_tokens(array_fill(?::text, ARRAY[1000000]),"
+                + " array_fill(1::bigint, ARRAY[999999]))",
+            args(KNOWN),
+            "ZF006",
+            sameLength
+                + ": resources and their tokens, was 1000000"
+                + " resources and 999999 tokens",
+            "\"tokens\": 999999"),
+        refusal(
+            "B50",
+            "check_tokens: 1001 entries",
+            "SELECT fencing.check_tokens(array_fill(?::text, ARRAY[1001]),"
+                + " array_fill(?::bigint, ARRAY[1001]))",
+            args(KNOWN, Issued.KNOWN_TOKEN),
+            "ZF006",
+            "check_tokens takes at most 1000 resources, was 1001",
+            "\"resources\": 1001"),
+        refusal(
+            "B57",
+            "check_tokens: NULL arrays",
+            "SELECT fencing.check_tokens(NULL, NULL)",
+            args(),
+            "ZF006",
+            "was null and null",
+            "\"resources\": 0"),
+        refusal(
+            "B58",
+            "check_tokens: two-dimensional arrays",
+            "SELECT fencing.check_tokens(ARRAY[ARRAY[?, ?]], ARRAY[ARRAY[?, ?]]::bigint[])",
+            args(KNOWN, OTHER, Issued.KNOWN_TOKEN, Issued.OTHER_TOKEN),
+            "ZF006",
+            sameLength,
+            "\"argument\": \"resources\""),
+        refusal(
+            "B59",
+            "check_tokens: NULL among the tokens",
+            "SELECT fencing.check_tokens(ARRAY[?, ?], ARRAY[?, NULL]::bigint[])",
+            args(KNOWN, OTHER, Issued.KNOWN_TOKEN),
+            "ZF002",
+            "missing fencing token for resource \"" + OTHER + "\"",
+            "\"token\": null"),
+        // --- lease functions ---
+        refusal(
+            "B60",
+            "try_acquire: ttl of ten years",
+            "SELECT * FROM fencing.try_acquire(?, 'h', interval '10 years')",
+            args("bad-sql/ttl"),
+            "ZF006",
+            "ttl must be between 00:00:00.001 and 7 days, was 10 years",
+            "\"argument\": \"ttl\""),
+        refusal(
+            "B61",
+            "try_acquire: negative ttl",
+            "SELECT * FROM fencing.try_acquire(?, 'h', interval '-1 second')",
+            args("bad-sql/ttl"),
+            "ZF006",
+            "ttl must be between",
+            "\"value\": \"-00:00:01\""),
+        refusal(
+            "B62",
+            "try_acquire: 'infinity' ttl (refused by PostgreSQL's interval input)",
+            "SELECT * FROM fencing.try_acquire(?, 'h', ?::interval)",
+            args("bad-sql/ttl", "infinity"),
+            "22007",
+            "invalid input syntax for type interval",
+            null),
+        refusal(
+            "B63",
+            "try_acquire: holder with a newline",
+            "SELECT * FROM fencing.try_acquire(?, ?, interval '1 minute')",
+            args("bad-sql/holder", "evil\nholder"),
+            "ZF006",
+            "holder must be 1 to 200 characters without control characters",
+            "\"argument\": \"holder\""),
+        refusal(
+            "B64",
+            "try_acquire: external resource has no lease",
+            "SELECT * FROM fencing.try_acquire(?, 'h', interval '1 minute')",
+            args(EXTERNAL),
+            "ZF004",
+            "is fenced by external tokens; it has no lease here",
+            "\"resource\": \"" + EXTERNAL + "\""),
+        refusal(
+            "B65",
+            "renew: another resource's token",
+            "SELECT fencing.renew(?, ?, interval '1 minute')",
+            args(OTHER, Issued.KNOWN_TOKEN),
+            "ZF001",
+            "stale fencing token " + "",
+            "\"resource\": \"" + OTHER + "\""),
+        refusal(
+            "B66",
+            "renew: ttl of 8 days",
+            "SELECT fencing.renew(?, ?, interval '8 days')",
+            args(KNOWN, Issued.KNOWN_TOKEN),
+            "ZF006",
+            "ttl must be between",
+            "\"argument\": \"ttl\""),
+        refusal(
+            "B67",
+            "release: NULL token",
+            "SELECT fencing.release(?, NULL)",
+            args(KNOWN),
+            "ZF002",
+            "missing fencing token",
+            "\"token\": null"),
+        refusal(
+            "B68",
+            "create_resource: existing local resource as external",
+            "SELECT fencing.create_resource(?, true)",
+            args(KNOWN),
+            "ZF004",
+            "resource \"" + KNOWN + "\" already exists as local",
+            "\"issuer\": \"local\""),
+        refusal(
+            "B69",
+            "create_resource: NULL mode",
+            "SELECT fencing.create_resource(?, NULL)",
+            args("bad-sql/null-mode"),
+            "ZF006",
+            "external and strict must not be null",
+            "\"resource\": \"bad-sql/null-mode\""),
+        // --- operator commands ---
+        refusal(
+            "B70",
+            "advance_sequence: gap Long.MAX_VALUE",
+            "SELECT fencing.advance_sequence(?)",
+            args(Long.MAX_VALUE),
+            "ZF006",
+            "would move the token sequence past the largest bigint; the largest gap possible is",
+            "\"argument\": \"gap\""),
+        refusal(
+            "B71",
+            "advance_sequence: gap 0",
+            "SELECT fencing.advance_sequence(0)",
+            args(),
+            "ZF006",
+            "gap must be positive, was 0",
+            "\"value\": 0"),
+        refusal(
+            "B72",
+            "protect: the fence's own resource table",
+            "SELECT fencing.protect('fencing.resource', ?)",
+            args(KNOWN),
+            "ZF006",
+            "fencing.resource is one of the fence's own tables",
+            "\"value\": \"fencing.resource\""),
+        refusal(
+            "B73",
+            "protect: NULL table",
+            "SELECT fencing.protect(NULL, ?)",
+            args(KNOWN),
+            "ZF006",
+            "table must not be null",
+            "\"argument\": \"table\""),
+        refusal(
+            "B74",
+            "protect: injection as table name (the regclass cast refuses it)",
+            "SELECT fencing.protect(?::regclass, 'x')",
+            args("no_such_table; DROP TABLE app_fixed"),
+            "42602",
+            "invalid name syntax",
+            null),
+        refusal(
+            "B75",
+            "protect_rows: SQL injection as column",
+            "SELECT fencing.protect_rows('app_plain', ?)",
+            args("id\"; DROP TABLE app_plain; --"),
+            "ZF006",
+            "table public.app_plain has no column",
+            "\"argument\": \"column\""),
+        refusal(
+            "B76",
+            "protect_rows: malformed prefix",
+            "SELECT fencing.protect_rows('app_plain', 'id', ?)",
+            args("pre fix"),
+            "ZF004",
+            "the character \" \" at position 4",
+            "\"resource\": \"pre fix\""),
+        refusal(
+            "B77",
+            "unprotect: the fence's own lease table",
+            "SELECT fencing.unprotect('fencing.lease')",
+            args(),
+            "ZF006",
+            "fencing.lease is one of the fence's own tables",
+            "\"argument\": \"table\""),
+        refusal(
+            "B78",
+            "record_rejection: SQLSTATE that is not a refusal",
+            "SELECT fencing.record_rejection(?, 1, ?)",
+            args(KNOWN, "ZF001'; --"),
+            "ZF006",
+            "record_rejection takes a refusal SQLSTATE",
+            "\"argument\": \"sqlstate\""),
+        // --- carry and protected tables ---
+        refusal(
+            "B79",
+            "carry: resource with a comma (the carried list's separator)",
+            "SELECT fencing.carry(?, 1)",
+            args("a,b 99"),
+            "ZF004",
+            "the character \",\" at position 2",
+            "\"resource\": \"a,b 99\""),
+        refusal(
+            "B80",
+            "protected table: write carrying a token of another resource",
+            "SELECT fencing.carry(?, ?); INSERT INTO app_fixed VALUES (2, 'forged')",
+            args(OTHER, Issued.OTHER_TOKEN),
+            "ZF002",
+            "missing fencing token for resource \""
+                + KNOWN
+                + "\": table public.app_fixed is protected",
+            "\"table\": \"public.app_fixed\""),
+        refusal(
+            "B81",
+            "protect_rows table: row whose resource column is NULL",
+            "SELECT fencing.check_token(?, ?); INSERT INTO app_rows VALUES (2, NULL)",
+            args(KNOWN, Issued.KNOWN_TOKEN),
+            "ZF004",
+            "a write to protected table public.app_rows has no fencing resource",
+            "\"table\": \"public.app_rows\""),
+        refusal(
+            "B82",
+            "protected table: forged marker set with set_config",
+            "SELECT set_config('fencing.checked', '1:' || ? || ':00000000000000000000000000000000,',"
+                + " true); DELETE FROM app_fixed",
+            args(Issued.KNOWN_TOKEN),
+            "ZF002",
+            "table public.app_fixed is protected",
+            "\"resource\": \"" + KNOWN + "\""));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("refusals")
+  void refusedWithoutWrites(
+      String id,
+      String label,
+      String sql,
+      List<@Nullable Object> args,
+      String sqlState,
+      String message,
+      @Nullable String detail)
+      throws SQLException {
+    FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
+
+    c.setAutoCommit(false);
+    SQLException e = catchThrowableOfType(SQLException.class, () -> run(sql, args));
+    assertThat((Object) e).as("%s: expected SQLSTATE %s", id, sqlState).isNotNull();
+    try {
+      c.commit(); // the caller tries to keep whatever the failed call might have written
+    } catch (SQLException rolledBack) {
+      // pgjdbc may report that the server rolled the aborted transaction back
+    }
+
+    assertThat(e.getSQLState()).as("%s: %s", id, e.getMessage()).isEqualTo(sqlState);
+    assertThat(e.getMessage()).as(id).contains(message).hasSizeLessThan(2_000);
+    if (detail != null) {
+      String serverDetail =
+          ((PSQLException) e).getServerErrorMessage() == null
+              ? null
+              : ((PSQLException) e).getServerErrorMessage().getDetail();
+      assertThat(serverDetail).as("%s DETAIL", id).isNotNull().contains(detail);
+    }
+    assertThat(FenceSnapshot.take(observer, APP_TABLES)).as(id).isEqualTo(before);
+  }
+
+  @Test
+  @DisplayName("B83 release twice: the second returns false and writes nothing")
+  void releaseTwice() throws SQLException {
+    String r = "bad-sql/release-twice";
+    long token = Fence.acquire(c, r, "holder", TTL);
+    assertThat(Fence.release(c, r, token)).isTrue();
+    FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
+    assertThat(Fence.release(c, r, token)).isFalse();
+    assertThat(FenceSnapshot.take(observer, APP_TABLES)).isEqualTo(before);
+  }
+
+  @Test
+  @DisplayName("B84 check_tokens: the same resource twice with different tokens is refused")
+  void sameResourceTwiceWithDifferentTokens() throws SQLException {
+    String r = "bad-sql/twice";
+    long first = Fence.acquire(c, r, "first", Duration.ofMillis(1));
+    long second = Fence.acquire(c, r, "second", TTL); // the 1 ms lease has expired by now
+    FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
+    c.setAutoCommit(false);
+    SQLException e =
+        Fence.assertFails(
+            "ZF001",
+            () ->
+                FenceSql.run(
+                    c,
+                    "SELECT fencing.check_tokens(ARRAY[?, ?], ARRAY[?, ?]::bigint[])",
+                    r,
+                    r,
+                    second,
+                    first));
+    c.rollback();
+    assertThat(e.getMessage()).contains("stale fencing token " + first);
+    assertThat(FenceSnapshot.take(observer, APP_TABLES)).isEqualTo(before);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private void run(String sql, List<@Nullable Object> args) throws SQLException {
+    int next = 0;
+    for (String statement : sql.split("; ")) {
+      int count = (int) statement.chars().filter(ch -> ch == '?').count();
+      try (PreparedStatement ps = c.prepareStatement(statement)) {
+        for (int i = 0; i < count; i++) {
+          Object arg = args.get(next++);
+          if (arg instanceof Issued issued) {
+            arg = issued == Issued.KNOWN_TOKEN ? knownToken : otherToken;
+          }
+          ps.setObject(i + 1, arg);
+        }
+        ps.execute();
+      }
+    }
+  }
+
+  private static Arguments refusal(
+      String id,
+      String label,
+      String sql,
+      List<@Nullable Object> args,
+      String sqlState,
+      String message,
+      @Nullable String detail) {
+    return arguments(id, label, sql, args, sqlState, message, detail);
+  }
+
+  private static List<@Nullable Object> args(@Nullable Object... values) {
+    return new ArrayList<>(Arrays.asList(values));
+  }
+}
