@@ -2,8 +2,10 @@ package dev.fencing.jdbc;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.List;
 import java.util.Objects;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
@@ -31,11 +33,13 @@ public final class FencedDataSource implements DataSource {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
   private final DataSource target;
+  private final String schema;
   private final boolean requireToken;
   private final TokenChecker checker;
 
   private FencedDataSource(Builder builder) {
     this.target = builder.target;
+    this.schema = builder.schema;
     this.requireToken = builder.requireToken;
     this.checker =
         new TokenChecker(
@@ -60,6 +64,77 @@ public final class FencedDataSource implements DataSource {
   @Override
   public Connection getConnection(String username, String password) throws SQLException {
     return FencedConnection.wrap(target.getConnection(username, password), checker, requireToken);
+  }
+
+  /**
+   * Declares {@code resource} as fenced by tokens issued elsewhere — a {@link FencedLock} of
+   * ZooKeeper or etcd, or any other issuer of increasing numbers — so that the first write with a
+   * token greater than {@code max_seen} advances it (see {@link FencedLock} for what that means for
+   * the handover). Idempotent: call it at start-up, before the first fenced write; it runs in a
+   * transaction of its own on a connection of the wrapped data source.
+   *
+   * <p>PostgreSQL cannot tell whether an external token was really issued, so it refuses only older
+   * ones: a forged huge token fences the resource off for every later holder. Only clients that
+   * hold the lock should be able to write through the fence (database privileges).
+   *
+   * @throws IllegalArgumentException if the name is malformed ({@link
+   *     FencingToken#requireValidResource}); nothing is sent
+   * @throws SQLException with SQLSTATE {@code ZF004} if the resource already exists with tokens
+   *     issued by PostgreSQL ({@link LeaseClient}); nothing is changed
+   */
+  public void createExternalResource(String resource) throws SQLException {
+    FencingToken.requireValidResource(resource);
+    try (Connection c = target.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      if (!autoCommit) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement("SELECT " + schema + ".create_resource(?, true, false)")) {
+        ps.setString(1, resource);
+        ps.execute();
+      } finally {
+        if (!autoCommit) {
+          c.setAutoCommit(false);
+        }
+      }
+    }
+  }
+
+  /**
+   * Checks {@code token} in a transaction of its own and commits: for a token issued elsewhere, the
+   * handover happens now instead of at its holder's first write. A newer token raises {@code
+   * max_seen}, so every transaction of an older token that starts later is refused; like a first
+   * write, this waits for the open transactions that already passed their check with the older
+   * token (bound it with the database's {@code lock_timeout}). Call it right after acquiring a
+   * {@link FencedLock} to fence the previous holder off at once.
+   *
+   * @throws FencingRefusedException if the token is refused (a newer one was already seen: this
+   *     client no longer holds the lock), after recording the refusal
+   */
+  public void fence(FencingToken token) throws SQLException {
+    Objects.requireNonNull(token, "token");
+    try (Connection c = target.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      if (autoCommit) {
+        c.setAutoCommit(false);
+      }
+      try {
+        checker.check(c, List.of(new FencingContext.Binding(token, null)));
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+        } catch (SQLException again) {
+          e.addSuppressed(again);
+        }
+        throw e;
+      } finally {
+        if (autoCommit) {
+          c.setAutoCommit(true);
+        }
+      }
+    }
   }
 
   @Override

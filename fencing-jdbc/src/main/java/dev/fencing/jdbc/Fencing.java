@@ -17,7 +17,7 @@ import java.util.concurrent.Executor;
  *
  * <ol>
  *   <li><b>Issue</b> — every acquisition gets a token strictly greater than any token issued before
- *       for that resource ({@link LeaseClient}, or ZooKeeper/etcd).
+ *       for that resource ({@link LeaseClient}, or a {@link FencedLock} of ZooKeeper or etcd).
  *   <li><b>Carry</b> — the token goes with every write: bind it here, write through a {@link
  *       FencedDataSource}.
  *   <li><b>Compare</b> — PostgreSQL keeps {@code max_seen} per resource and, in the writer's own

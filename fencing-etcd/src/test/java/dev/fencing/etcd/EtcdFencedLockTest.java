@@ -1,0 +1,320 @@
+package dev.fencing.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.jdbc.FencedDataSource;
+import dev.fencing.jdbc.FencedLock;
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingExceptions;
+import dev.fencing.jdbc.FencingRefusedException;
+import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.FencingToken;
+import dev.fencing.jdbc.StaleFencingTokenException;
+import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.TestDatabaseExtension;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@link EtcdFencedLock} against a real etcd ({@link EtcdProcess}) and a real PostgreSQL: tokens
+ * increase across holders and leases; a holder whose lease was revoked or expired is refused by
+ * PostgreSQL once the next holder wrote.
+ */
+class EtcdFencedLockTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  private static final Duration SHORT = Duration.ofMillis(300);
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  private static EtcdProcess etcd;
+  private static HikariDataSource pool;
+  private static FencedDataSource fenced;
+
+  private final List<Client> clients = new ArrayList<>();
+  private String resource;
+
+  @BeforeAll
+  static void start() throws Exception {
+    etcd = EtcdProcess.start();
+    FencingMigrations.migrate(db.dataSource());
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(db.jdbcUrl());
+    config.setUsername(db.user());
+    config.setPassword(db.password());
+    config.setMaximumPoolSize(3);
+    pool = new HikariDataSource(config);
+    fenced = FencedDataSource.wrap(pool);
+    Ledger.create(pool);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (pool != null) {
+      pool.close();
+    }
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @BeforeEach
+  void declareResource() throws SQLException {
+    resource = "etcd-" + NAMES.incrementAndGet();
+    fenced.createExternalResource(resource);
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(Client::close);
+  }
+
+  private Client client() {
+    Client client = Client.builder().endpoints(etcd.endpoint()).build();
+    clients.add(client);
+    return client;
+  }
+
+  private EtcdFencedLock lock(Client client) {
+    return EtcdFencedLock.builder(client, resource).build();
+  }
+
+  /** How many holders' and waiters' keys exist under the lock's name. */
+  private static long keys(Client client, EtcdFencedLock lock) throws Exception {
+    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
+    return client
+        .getKVClient()
+        .get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
+        .getCount();
+  }
+
+  private static void zombieIsRefused(FencingToken zombie, FencingToken next) {
+    assertThatThrownBy(() -> Ledger.write(fenced, zombie, "zombie " + zombie))
+        .isInstanceOf(StaleFencingTokenException.class)
+        .satisfies(
+            e -> {
+              FencingRefusedException refusal = (FencingRefusedException) e;
+              assertThat(refusal.getSQLState()).isEqualTo("ZF001");
+              assertThat(refusal.presentedToken()).isEqualTo(zombie.value());
+              assertThat(refusal.maxSeen()).isEqualTo(next.value());
+            });
+  }
+
+  @Test
+  void zombieWhoseLeaseWasRevokedIsRefusedAfterTheNextHolderWrote() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    try (EtcdFencedLock lockA = lock(clientA);
+        EtcdFencedLock lockB = lock(clientB)) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      Ledger.write(fenced, tokenA, "A before the pause");
+
+      // etcd takes the lock away from A (an operator, or the lease running out): A does not know
+      clientB.getLeaseClient().revoke(lockA.leaseId().orElseThrow()).get(30, TimeUnit.SECONDS);
+
+      FencingToken tokenB = lockB.acquire(PATIENCE);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      Ledger.write(fenced, tokenB, "B");
+      assertThat(Ledger.maxSeen(pool, resource)).isEqualTo(tokenB.value());
+
+      zombieIsRefused(tokenA, tokenB);
+      assertThat(Ledger.contains(pool, resource, "zombie " + tokenA)).isFalse();
+      assertThat(Ledger.contains(pool, resource, "A before the pause")).isTrue();
+      assertThat(Ledger.contains(pool, resource, "B")).isTrue();
+      assertThat(
+              Ledger.count(
+                  pool,
+                  "SELECT count(*) FROM fencing.rejection WHERE resource = ? AND token = "
+                      + tokenA.value(),
+                  resource))
+          .isOne();
+
+      await().atMost(PATIENCE).until(() -> !lockA.isHeld());
+      assertThat(lockA.token()).isEmpty();
+      assertThat(lockB.token()).contains(tokenB);
+    }
+  }
+
+  @Test
+  void zombieWhoseLeaseExpiredIsRefusedAfterTheNextHolderWrote() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    EtcdFencedLock lockA =
+        EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofSeconds(2)).build();
+    FencingToken tokenA = lockA.acquire(PATIENCE);
+    Ledger.write(fenced, tokenA, "A before the pause");
+    clientA.close(); // A is cut off from etcd: no more keep-alives; the lease runs out
+
+    try (EtcdFencedLock lockB = lock(clientB)) {
+      FencingToken tokenB = lockB.acquire(PATIENCE);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      assertThat(lockA.isHeld()).as("unconfirmed for a whole TTL").isFalse();
+      Ledger.write(fenced, tokenB, "B");
+      zombieIsRefused(tokenA, tokenB);
+      assertThat(Ledger.contains(pool, resource, "B")).isTrue();
+    }
+  }
+
+  @Test
+  void contentionIsNotAnErrorAndATimedOutWaitLeavesNothingBehind() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    try (EtcdFencedLock lockA = lock(clientA);
+        EtcdFencedLock lockB = lock(clientB)) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      assertThat(lockB.tryAcquire(SHORT)).isEmpty();
+      assertThatThrownBy(() -> lockB.acquire(SHORT))
+          .isInstanceOf(TimeoutException.class)
+          .hasMessageContaining(resource);
+      assertThat(lockB.isHeld()).isFalse();
+      assertThat(lockB.leaseId()).isEmpty();
+      assertThat(keys(clientA, lockA)).as("the waiters' keys went with their leases").isOne();
+
+      CompletableFuture<FencingToken> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return lockB.acquire(PATIENCE);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await().atMost(PATIENCE).until(() -> keys(clientA, lockA) == 2);
+      assertThat(waiting).isNotDone();
+      lockA.release();
+      assertThat(lockA.isHeld()).isFalse();
+      FencingToken tokenB = waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      lockB.release(); // any thread may release
+      assertThat(keys(clientA, lockA)).isZero();
+    }
+  }
+
+  @Test
+  void tokensIncreaseAcrossHolders() throws Exception {
+    Client one = client();
+    Client two = client();
+    List<Long> tokens = new ArrayList<>();
+    for (int round = 0; round < 3; round++) {
+      for (Client client : List.of(one, two)) {
+        try (EtcdFencedLock lock = lock(client)) {
+          FencingToken token = lock.acquire(PATIENCE);
+          Ledger.write(fenced, token, "round " + round + " " + tokens.size());
+          tokens.add(token.value());
+        }
+      }
+    }
+    assertThat(tokens).hasSize(6).isSorted().doesNotHaveDuplicates();
+    assertThat(Ledger.maxSeen(pool, resource)).isEqualTo(tokens.get(tokens.size() - 1));
+  }
+
+  @Test
+  void restartOfEtcdWithinTheTtlKeepsTheLockAndItsToken() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    try (EtcdFencedLock lockA =
+            EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofSeconds(30)).build();
+        EtcdFencedLock lockB = lock(clientB)) {
+      FencingToken token = lockA.acquire(PATIENCE);
+      etcd.restart();
+      assertThat(lockB.tryAcquire(Duration.ofSeconds(2))).isEmpty();
+      assertThat(lockA.isHeld()).isTrue();
+      assertThat(lockA.token()).contains(token);
+      Ledger.write(fenced, token, "after the restart");
+      assertThat(Ledger.maxSeen(pool, resource)).isEqualTo(token.value());
+    }
+  }
+
+  @Test
+  void misuseAndBadInputAreRefusedClearly() throws Exception {
+    Client client = client();
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "bad name").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("position 4");
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "").build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "r").leaseTtl(Duration.ofMillis(1500)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("whole seconds");
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "r").leaseTtl(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "r").requestTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EtcdFencedLock.builder(client, "r").lockName(""))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    FencedLock lock = lock(client);
+    assertThatThrownBy(() -> lock.tryAcquire(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    FencingToken token = lock.acquire(PATIENCE);
+    assertThatThrownBy(() -> lock.acquire(PATIENCE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already held");
+    assertThat(lock.token()).contains(token);
+    lock.close();
+    lock.close();
+    assertThat(lock.isHeld()).isFalse();
+    assertThat(keys(client, (EtcdFencedLock) lock)).isZero();
+    assertThatThrownBy(() -> lock.tryAcquire(SHORT))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+  }
+
+  /** The README's quick start, as written there (with the test's table). */
+  @Test
+  void quickStartWorksAsDocumented() throws Exception {
+    Client etcd = client();
+    FencedDataSource db = FencedDataSource.wrap(pool);
+    boolean refused = false;
+
+    db.createExternalResource("ledger"); // once (idempotent): its tokens come from elsewhere
+    try (EtcdFencedLock lock = EtcdFencedLock.builder(etcd, "ledger").build()) {
+      FencingToken token =
+          lock.acquire(Duration.ofSeconds(10)); // the create revision of the lock key
+      db.fence(token); // optional: fence the previous holder off now, not at the first write
+      try (FencingScope scope = Fencing.bind(token);
+          Connection c = db.getConnection()) {
+        c.setAutoCommit(false);
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO ledger (resource, note, token) VALUES ('ledger', ?, ?)")) {
+          ps.setString(1, "quick start");
+          ps.setLong(2, token.value());
+          ps.executeUpdate(); // PostgreSQL checks the token first
+        }
+        c.commit();
+      }
+    } catch (SQLException e) {
+      if (FencingExceptions.find(e).isPresent()) {
+        refused = true; // a later holder has written: stop, never retry
+      }
+    }
+
+    assertThat(refused).isFalse();
+    assertThat(Ledger.contains(pool, "ledger", "quick start")).isTrue();
+    assertThat(Ledger.maxSeen(pool, "ledger")).isPositive();
+  }
+}
