@@ -1,10 +1,12 @@
 package dev.fencing.benchmark;
 
+import dev.fencing.benchmark.compare.CompareCommand;
 import dev.fencing.migrations.FencingMigrations;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.sql.SQLException;
+import java.util.Arrays;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -13,7 +15,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * Entry point of {@code java -jar benchmark/target/fencing-benchmark.jar [--url JDBC_URL] [--user
  * NAME]}: with no URL it starts an embedded PostgreSQL; it migrates the fence's schema and plays
  * the founding race. The password, if any, comes from the environment variable {@code
- * FENCING_DB_PASSWORD}.
+ * FENCING_DB_PASSWORD}. {@code compare ...} runs {@link CompareCommand} instead.
  */
 public final class Main {
   private Main() {}
@@ -22,6 +24,10 @@ public final class Main {
   public static void main(String[] args) throws SQLException, IOException {
     // The demonstration prints its own story; the embedded server's log is noise here.
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    if (args.length > 0 && args[0].equals("compare")) {
+      System.exit(
+          CompareCommand.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+    }
     String url = null;
     String user = null;
     for (int i = 0; i < args.length; i++) {

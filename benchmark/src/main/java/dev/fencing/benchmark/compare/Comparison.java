@@ -1,0 +1,156 @@
+package dev.fencing.benchmark.compare;
+
+import dev.fencing.benchmark.compare.Approach.Spec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.exceptions.JedisException;
+
+/** Plays the {@link Scenario} against every row of the founding document's table. */
+final class Comparison {
+
+  /** The document's ZooKeeper row; played once the {@code fencing-zookeeper} module is in. */
+  static final Spec ZOOKEEPER =
+      new Spec(
+          "ZooKeeper lock + zxid / znode version",
+          true,
+          "Yes",
+          "czxid or cversion is globally monotonic via Zab; natural fencing token, needs ZK"
+              + " cluster.");
+
+  /** The document's etcd row; played once the {@code fencing-etcd} module is in. */
+  static final Spec ETCD =
+      new Spec(
+          "etcd lock + mod_revision",
+          true,
+          "Yes",
+          "Raft-ordered revision is monotonic; compare-and-swap enforces at the store.");
+
+  /** Opens an approach, or says why it cannot be played here. */
+  @FunctionalInterface
+  interface Opener {
+    Approach open() throws Exception;
+  }
+
+  /** A row to play. */
+  record Candidate(Spec spec, Opener opener) {}
+
+  /** Thrown by an {@link Opener} when its row cannot be played; the message says why. */
+  static final class NotRun extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    NotRun(String why) {
+      super(why);
+    }
+  }
+
+  /**
+   * One row of the measured table.
+   *
+   * @param measurement what the scenario observed; null if the row was not run
+   * @param notRun why the row was not run; empty if it was
+   */
+  record Row(Spec spec, @Nullable Measurement measurement, String notRun) {
+    /** Whether the row was run and came out as the founding document says. */
+    boolean agreesWithDocument() {
+      Measurement m = measurement;
+      return m != null
+          && m.monotonic() == spec.claimsMonotonic()
+          && m.staleWriteBlocked() == spec.claimsBlocking()
+          && m.corrupted() != spec.claimsBlocking();
+    }
+  }
+
+  /**
+   * Where and how to play.
+   *
+   * @param ttl the lease / TTL of every lock
+   * @param redisHost the Redis of row 2
+   * @param runId makes this run's resource names and Redis keys unique
+   */
+  record Settings(Duration ttl, String redisHost, int redisPort, String runId) {
+    static Settings defaults() {
+      return new Settings(
+          Duration.ofMillis(500),
+          "127.0.0.1",
+          6379,
+          String.format(Locale.ROOT, "%08x", ThreadLocalRandom.current().nextInt()));
+    }
+  }
+
+  private final DataSource dataSource;
+  private final Settings settings;
+
+  /**
+   * @param dataSource a plain DataSource on a database where the fence's migrations were applied
+   */
+  Comparison(DataSource dataSource, Settings settings) {
+    this.dataSource = dataSource;
+    this.settings = settings;
+  }
+
+  /** The founding document's rows, in its order. */
+  List<Candidate> candidates() {
+    Duration ttl = settings.ttl();
+    return List.of(
+        new Candidate(TrustingLease.SPEC, () -> new TrustingLease(dataSource, ttl)),
+        new Candidate(RedisLock.SPEC, this::openRedis),
+        new Candidate(
+            ZOOKEEPER,
+            () -> {
+              throw new NotRun("module missing (fencing-zookeeper)");
+            }),
+        new Candidate(
+            ETCD,
+            () -> {
+              throw new NotRun("module missing (fencing-etcd)");
+            }),
+        new Candidate(PostgresLease.SPEC, () -> new PostgresLease(dataSource, ttl)));
+  }
+
+  private Approach openRedis() throws NotRun {
+    try {
+      return new RedisLock(
+          settings.redisHost(),
+          settings.redisPort(),
+          "fencing-compare:" + settings.runId() + ":",
+          dataSource,
+          settings.ttl());
+    } catch (JedisException e) {
+      throw new NotRun(
+          "Redis unreachable at "
+              + settings.redisHost()
+              + ":"
+              + settings.redisPort()
+              + " ("
+              + e.getMessage()
+              + ")");
+    }
+  }
+
+  /** Plays every candidate in turn; a row that cannot be opened is reported as not run. */
+  List<Row> run() throws Exception {
+    Scenario scenario = new Scenario(dataSource);
+    List<Row> rows = new ArrayList<>();
+    int index = 0;
+    for (Candidate candidate : candidates()) {
+      index++;
+      String resource = "compare-" + settings.runId() + "-" + index;
+      Approach approach;
+      try {
+        approach = candidate.opener().open();
+      } catch (NotRun e) {
+        rows.add(new Row(candidate.spec(), null, String.valueOf(e.getMessage())));
+        continue;
+      }
+      try (Approach open = approach) {
+        rows.add(new Row(candidate.spec(), scenario.play(open, resource, settings.ttl()), ""));
+      }
+    }
+    return rows;
+  }
+}

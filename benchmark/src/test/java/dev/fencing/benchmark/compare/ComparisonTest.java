@@ -1,0 +1,205 @@
+package dev.fencing.benchmark.compare;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.benchmark.compare.Comparison.Row;
+import dev.fencing.benchmark.compare.Comparison.Settings;
+import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Plays the comparison on the test database and the local Redis (127.0.0.1:6379; {@code .ci/run}
+ * starts it) and checks that the table says what the founding document says, because that is what
+ * happened.
+ */
+class ComparisonTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static List<Row> rows = List.of();
+  private static Settings settings = Settings.defaults();
+
+  @BeforeAll
+  static void play() throws Exception {
+    FencingMigrations.migrate(db.dataSource());
+    rows = new Comparison(db.dataSource(), settings).run();
+  }
+
+  private static Row row(String name) {
+    return rows.stream().filter(r -> r.spec().name().equals(name)).findFirst().orElseThrow();
+  }
+
+  private static Measurement measured(String name) {
+    Measurement m = row(name).measurement();
+    assertThat(m).as(name + ": " + row(name).notRun()).isNotNull();
+    return m;
+  }
+
+  @Test
+  void rowsFollowTheFoundingDocument() {
+    assertThat(rows)
+        .extracting(r -> r.spec().name())
+        .containsExactly(
+            TrustingLease.SPEC.name(),
+            RedisLock.SPEC.name(),
+            Comparison.ZOOKEEPER.name(),
+            Comparison.ETCD.name(),
+            PostgresLease.SPEC.name());
+  }
+
+  @Test
+  void trustingTheClientLetsTheStaleWriteCorruptTheBalance() {
+    Measurement m = measured(TrustingLease.SPEC.name());
+    assertThat(m.stale().isAccepted()).isTrue();
+    assertThat(m.staleWriteBlocked()).isFalse();
+    assertThat(m.writers()).containsExactly("client-2", "client-1");
+    assertThat(m.balance()).isEqualTo(70).isEqualTo(m.lostUpdateBalance());
+    assertThat(m.corrupted()).isTrue();
+    assertThat(m.tokens()).hasSize(8).allMatch(Optional::isEmpty);
+    assertThat(m.monotonic()).isFalse();
+    assertThat(row(TrustingLease.SPEC.name()).agreesWithDocument()).isTrue();
+  }
+
+  @Test
+  void aRedisLockWithARandomValueLetsTheStaleWriteCorruptTheBalance() {
+    Measurement m = measured(RedisLock.SPEC.name());
+    assertThat(m.stale().isAccepted()).isTrue();
+    assertThat(m.writers()).containsExactly("client-2", "client-1");
+    assertThat(m.balance()).isEqualTo(70);
+    assertThat(m.corrupted()).isTrue();
+    // 8 random 128-bit values: all present and distinct, and not in increasing order (the chance
+    // that 8 random values come out sorted is 1 in 8! = 40,320).
+    assertThat(m.tokens()).hasSize(8).allMatch(Optional::isPresent);
+    assertThat(m.tokens().stream().map(Optional::orElseThrow).distinct()).hasSize(8);
+    assertThat(m.monotonic()).isFalse();
+    assertThat(row(RedisLock.SPEC.name()).agreesWithDocument()).isTrue();
+  }
+
+  @Test
+  void thePostgresLeaseRefusesTheStaleWriteAndTheBalanceStaysIntact() {
+    Measurement m = measured(PostgresLease.SPEC.name());
+    assertThat(m.stale().isAccepted()).isFalse();
+    assertThat(m.stale().refusal()).startsWith("StaleFencingTokenException ZF001");
+    assertThat(m.staleWriteBlocked()).isTrue();
+    assertThat(m.writers()).containsExactly("client-2");
+    assertThat(m.balance()).isEqualTo(50).isEqualTo(m.intactBalance());
+    assertThat(m.corrupted()).isFalse();
+    assertThat(m.tokens()).hasSize(8).allMatch(Optional::isPresent);
+    List<BigInteger> tokens = m.tokens().stream().map(Optional::orElseThrow).toList();
+    assertThat(tokens).isSorted().doesNotHaveDuplicates();
+    assertThat(m.monotonic()).isTrue();
+    assertThat(row(PostgresLease.SPEC.name()).agreesWithDocument()).isTrue();
+  }
+
+  @Test
+  void rowsWithoutTheirModuleAreMarkedNotRun() {
+    for (String name : List.of(Comparison.ZOOKEEPER.name(), Comparison.ETCD.name())) {
+      assertThat(row(name).measurement()).isNull();
+      assertThat(row(name).notRun()).startsWith("module missing");
+      assertThat(FoundingTable.cells(row(name))).contains("not run: " + row(name).notRun());
+    }
+  }
+
+  @Test
+  void everyRowThatRanAgreesWithTheDocument() {
+    for (Row row : rows) {
+      if (row.measurement() != null) {
+        assertThat(row.agreesWithDocument()).as(row.spec().name()).isTrue();
+        // a fencing row blocks the stale write; a non-fencing row lets it through
+        assertThat(row.measurement().staleWriteBlocked())
+            .as(row.spec().name())
+            .isEqualTo(row.spec().claimsBlocking());
+      }
+    }
+  }
+
+  @Test
+  void theTableNamesEveryOutcome() {
+    String table = FoundingTable.markdown(rows);
+    assertThat(table.lines())
+        .hasSize(2 + rows.size())
+        .first()
+        .isEqualTo(
+            "| Approach | Produces monotonic token? (measured) | Stale-holder write blocked?"
+                + " (document) | Stale write blocked (measured) | Data afterwards (measured) |"
+                + " Notes / tradeoff |");
+    assertThat(table)
+        .contains("No: client 1's stale write committed")
+        .contains("Corrupted: balance 70, should be 50 — client 2's withdrawal lost")
+        .contains("Yes: refused by PostgreSQL, StaleFencingTokenException ZF001")
+        .contains("Intact: balance 50 (writes committed: client-2)");
+  }
+
+  @Test
+  void redisKeysOfTheRunAreGone() {
+    try (Jedis jedis = new Jedis(settings.redisHost(), settings.redisPort())) {
+      Set<String> left = jedis.keys("fencing-compare:" + settings.runId() + ":*");
+      assertThat(left).isEmpty();
+    }
+  }
+
+  @Test
+  void theCommandPrintsTheTableAndWritesItAsMarkdown(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("table.md");
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int status =
+        CompareCommand.compare(
+            db.dataSource(),
+            Settings.defaults(),
+            new PrintStream(bytes, true, StandardCharsets.UTF_8),
+            file);
+    String out = bytes.toString(StandardCharsets.UTF_8);
+    assertThat(status).as(out).isZero();
+    String markdown = Files.readString(file, StandardCharsets.UTF_8);
+    assertThat(out).contains(markdown).contains("as the founding document says: 3 of 3");
+    assertThat(markdown.lines()).hasSize(7);
+  }
+
+  @Test
+  void badArgumentsAreRefusedWithUsage() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThat(CompareCommand.run(new String[] {"--bogus"}, out, errStream)).isEqualTo(2);
+    assertThat(CompareCommand.run(new String[] {"--url"}, out, errStream)).isEqualTo(2);
+    assertThat(CompareCommand.run(new String[] {"--redis", "localhost"}, out, errStream))
+        .isEqualTo(2);
+    assertThat(CompareCommand.run(new String[] {"--redis", "h:70000"}, out, errStream))
+        .isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("unknown argument --bogus")
+        .contains("--url needs a value")
+        .contains("--redis needs HOST:PORT with a port from 1 to 65535, was localhost")
+        .contains("usage: java -jar fencing-benchmark.jar compare");
+  }
+
+  @Test
+  void theProtectedStateIsTheAccountTable() throws Exception {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT count(*) FROM compare_account WHERE resource LIKE 'compare-"
+                    + settings.runId()
+                    + "-%'")) {
+      rs.next();
+      assertThat(rs.getInt(1)).isEqualTo(3);
+    }
+  }
+}
