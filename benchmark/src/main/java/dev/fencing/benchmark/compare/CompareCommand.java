@@ -4,6 +4,7 @@ import dev.fencing.benchmark.compare.Comparison.Row;
 import dev.fencing.benchmark.compare.Comparison.Settings;
 import dev.fencing.migrations.FencingMigrations;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,6 +42,13 @@ public final class CompareCommand {
    * @return the exit status; a failure of the run itself is printed to {@code err}, status 1
    */
   public static int run(String[] args, PrintStream out, PrintStream err) {
+    // Client 1's frozen ZooKeeper connection makes the client library complain, as it should.
+    for (String logger : List.of("org.apache.zookeeper", "org.apache.curator")) {
+      String property = "org.slf4j.simpleLogger.log." + logger;
+      if (System.getProperty(property) == null) {
+        System.setProperty(property, "error");
+      }
+    }
     try {
       return parseAndRun(args, out, err);
     } catch (Exception e) {
@@ -103,13 +111,17 @@ public final class CompareCommand {
         "Migrating the fence's schema: " + FencingMigrations.migrate(dataSource) + " applied.");
     out.printf(
         "%nThe founding table, measured: client 1 takes the lock and reads balance %d; its lease"
-            + " (%d ms) expires while it is paused; client 2 takes the lock and withdraws %d;"
-            + " client 1 wakes and writes balance %d.%n%n",
+            + " (%d ms) expires while it is paused; client 2 takes the lock"
+            + " and withdraws %d; client 1 wakes and writes balance %d.%n%n",
         Scenario.OPENING_BALANCE,
         settings.ttl().toMillis(),
         Scenario.CLIENT_2_WITHDRAWS,
         Scenario.OPENING_BALANCE - Scenario.CLIENT_1_WITHDRAWS);
-    List<Row> rows = new Comparison(dataSource, settings).run();
+    return report(new Comparison(dataSource, settings).run(), out, file);
+  }
+
+  /** Prints the table, writes it to {@code file}, and says whether it agrees with the document. */
+  static int report(List<Row> rows, PrintStream out, Path file) throws IOException {
     String table = FoundingTable.markdown(rows);
     out.print(table);
     Path parent = file.toAbsolutePath().getParent();

@@ -1,34 +1,20 @@
 package dev.fencing.benchmark.compare;
 
 import dev.fencing.benchmark.compare.Approach.Spec;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
 import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.exceptions.JedisException;
 
 /** Plays the {@link Scenario} against every row of the founding document's table. */
 final class Comparison {
-
-  /** The document's ZooKeeper row; played once the {@code fencing-zookeeper} module is in. */
-  static final Spec ZOOKEEPER =
-      new Spec(
-          "ZooKeeper lock + zxid / znode version",
-          true,
-          "Yes",
-          "czxid or cversion is globally monotonic via Zab; natural fencing token, needs ZK"
-              + " cluster.");
-
-  /** The document's etcd row; played once the {@code fencing-etcd} module is in. */
-  static final Spec ETCD =
-      new Spec(
-          "etcd lock + mod_revision",
-          true,
-          "Yes",
-          "Raft-ordered revision is monotonic; compare-and-swap enforces at the store.");
 
   /** Opens an approach, or says why it cannot be played here. */
   @FunctionalInterface
@@ -75,7 +61,7 @@ final class Comparison {
   record Settings(Duration ttl, String redisHost, int redisPort, String runId) {
     static Settings defaults() {
       return new Settings(
-          Duration.ofMillis(500),
+          Duration.ofSeconds(1),
           "127.0.0.1",
           6379,
           String.format(Locale.ROOT, "%08x", ThreadLocalRandom.current().nextInt()));
@@ -99,17 +85,46 @@ final class Comparison {
     return List.of(
         new Candidate(TrustingLease.SPEC, () -> new TrustingLease(dataSource, ttl)),
         new Candidate(RedisLock.SPEC, this::openRedis),
-        new Candidate(
-            ZOOKEEPER,
-            () -> {
-              throw new NotRun("module missing (fencing-zookeeper)");
-            }),
-        new Candidate(
-            ETCD,
-            () -> {
-              throw new NotRun("module missing (fencing-etcd)");
-            }),
+        new Candidate(ZooKeeperLock.SPEC, this::openZooKeeper),
+        new Candidate(EtcdLock.SPEC, this::openEtcd),
         new Candidate(PostgresLease.SPEC, () -> new PostgresLease(dataSource, ttl)));
+  }
+
+  /** An in-process ZooKeeper (tick 50 ms, so that sessions as short as the TTL are allowed). */
+  private Approach openZooKeeper() throws Exception {
+    TestingServer server =
+        new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 50, -1), true);
+    try {
+      return new ZooKeeperLock(
+          server.getConnectString(),
+          "/fencing-compare/" + settings.runId(),
+          dataSource,
+          settings.ttl(),
+          server);
+    } catch (Exception | Error e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  /** An etcd started for this run from the {@code etcd} on the PATH. */
+  private Approach openEtcd() throws Exception {
+    Path executable =
+        EtcdProcess.findExecutable()
+            .orElseThrow(
+                () -> new NotRun("no etcd on the PATH (Debian: apt-get install etcd-server)"));
+    EtcdProcess etcd = EtcdProcess.start(executable);
+    try {
+      return new EtcdLock(
+          etcd.endpoint(),
+          "fencing-compare/" + settings.runId() + "/",
+          dataSource,
+          settings.ttl(),
+          etcd);
+    } catch (Exception | Error e) {
+      etcd.close();
+      throw e;
+    }
   }
 
   private Approach openRedis() throws NotRun {
