@@ -37,10 +37,14 @@ final class Comparison {
   /**
    * One row of the measured table.
    *
-   * @param measurement what the scenario observed; null if the row was not run
+   * @param measurement what the scenario observed in the founding order; null if the row was not
+   *     run
+   * @param early what it observed when client 1 wrote before client 2's first write; null if not
+   *     run
    * @param notRun why the row was not run; empty if it was
    */
-  record Row(Spec spec, @Nullable Measurement measurement, String notRun) {
+  record Row(
+      Spec spec, @Nullable Measurement measurement, @Nullable Measurement early, String notRun) {
     /** Whether the row was run and came out as the founding document says. */
     boolean agreesWithDocument() {
       Measurement m = measurement;
@@ -159,11 +163,16 @@ final class Comparison {
       try {
         approach = candidate.opener().open();
       } catch (NotRun e) {
-        rows.add(new Row(candidate.spec(), null, String.valueOf(e.getMessage())));
+        rows.add(new Row(candidate.spec(), null, null, String.valueOf(e.getMessage())));
         continue;
       }
       try (Approach open = approach) {
-        rows.add(new Row(candidate.spec(), scenario.play(open, resource, settings.ttl()), ""));
+        Measurement founding =
+            scenario.play(open, resource, settings.ttl(), Scenario.Order.AFTER_NEW_HOLDER_WROTE);
+        Measurement early =
+            scenario.play(
+                open, resource + "-early", settings.ttl(), Scenario.Order.BEFORE_NEW_HOLDER_WRITES);
+        rows.add(new Row(candidate.spec(), founding, early, ""));
       }
     }
     return rows;

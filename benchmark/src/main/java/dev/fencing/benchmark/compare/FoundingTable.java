@@ -11,6 +11,7 @@ final class FoundingTable {
           "Produces monotonic token? (measured)",
           "Stale-holder write blocked? (document)",
           "Stale write blocked (measured)",
+          "Stale write blocked when it lands before the new holder's first write (measured)",
           "Data afterwards (measured)",
           "Notes / tradeoff");
 
@@ -37,11 +38,13 @@ final class FoundingTable {
     if (m.monotonic() != row.spec().claimsMonotonic()) {
       monotonic += " (document: " + (row.spec().claimsMonotonic() ? "Yes" : "No") + ")";
     }
+    Measurement early = row.early();
     return List.of(
         row.spec().name(),
         monotonic,
         row.spec().claimsBlocked(),
         m.staleEvidence(),
+        early == null ? "not run" : early.staleEvidence(),
         m.dataEvidence(),
         row.spec().note());
   }

@@ -83,7 +83,7 @@ record Measurement(
         + down
         + " of "
         + (tokens.size() - 1)
-        + " successive ones not greater";
+        + " not greater than the one before";
   }
 
   /** The measured stale-write cell. */
@@ -91,9 +91,14 @@ record Measurement(
     if (staleWriteBlocked()) {
       return "Yes: refused by PostgreSQL, " + stale.refusal();
     }
-    return stale.isAccepted()
-        ? "No: client 1's stale write committed"
-        : "No: refused (" + stale.refusal() + ") yet committed";
+    if (!stale.isAccepted()) {
+      return "No: refused (" + stale.refusal() + ") yet committed";
+    }
+    int zombie = writers.indexOf("client-1");
+    int rightful = writers.indexOf("client-2");
+    return zombie >= 0 && rightful > zombie
+        ? "No: client 1's stale write committed (then client 2's)"
+        : "No: client 1's stale write committed";
   }
 
   /** The data cell: the balance and whose writes it holds. */

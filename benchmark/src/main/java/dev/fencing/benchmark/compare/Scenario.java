@@ -35,7 +35,8 @@ import javax.sql.DataSource;
  *
  * <p>If client 1's write gets through, client 2's withdrawal is lost: the balance reads 70 where
  * only 50 is left. Then the tokens of several more acquisitions are collected to see whether they
- * only increase.
+ * only increase. A second {@link Order} lets client 1 write between client 2's acquisition and
+ * client 2's first write.
  */
 final class Scenario {
   static final long OPENING_BALANCE = 100;
@@ -68,9 +69,24 @@ final class Scenario {
     return ttl.multipliedBy(20).plusSeconds(10);
   }
 
-  /** Plays the race on {@code resource} (unused so far) against {@code approach}. */
-  Measurement play(Approach approach, String resource, Duration ttl) throws Exception {
+  /** When client 1, woken, writes. */
+  enum Order {
+    /** After client 2 has written and committed: the founding document's trace. */
+    AFTER_NEW_HOLDER_WROTE,
+    /**
+     * After client 2 has acquired and read, before it writes: a token that PostgreSQL learns only
+     * from a write is not known yet.
+     */
+    BEFORE_NEW_HOLDER_WRITES
+  }
+
+  /**
+   * Plays the race on {@code resource} (unused so far) against {@code approach}; in the founding
+   * order, {@link #MORE_ACQUISITIONS} more acquisitions follow to see whether tokens only increase.
+   */
+  Measurement play(Approach approach, String resource, Duration ttl, Order order) throws Exception {
     Duration patience = patience(ttl);
+    long wait = patience.toMillis();
     openAccount(resource);
     ExecutorService client1 = Executors.newSingleThreadExecutor(r -> new Thread(r, "client-1"));
     ExecutorService client2 = Executors.newSingleThreadExecutor(r -> new Thread(r, "client-2"));
@@ -85,7 +101,7 @@ final class Scenario {
                 zombieHold[0] = hold;
                 long planned = balance(resource) - CLIENT_1_WITHDRAWS;
                 paused.countDown();
-                if (!wake.await(patience.toMillis(), TimeUnit.MILLISECONDS)) {
+                if (!wake.await(wait, TimeUnit.MILLISECONDS)) {
                   throw new IllegalStateException("client 1 was never woken");
                 }
                 try {
@@ -100,27 +116,34 @@ final class Scenario {
 
       Hold hold2 =
           client2
-              .submit(
-                  () -> {
-                    Hold hold = approach.acquire(resource, "client-2");
-                    long planned = balance(resource) - CLIENT_2_WITHDRAWS;
-                    Outcome outcome = hold.write(c -> setBalance(c, resource, "client-2", planned));
-                    if (!outcome.isAccepted()) {
-                      hold.release();
-                      throw new IllegalStateException(
-                          "client 2, the rightful holder, was refused: " + outcome.refusal());
-                    }
-                    return hold;
-                  })
-              .get(patience.toMillis(), TimeUnit.MILLISECONDS);
-      wake.countDown();
-      Outcome stale = zombie.get(patience.toMillis(), TimeUnit.MILLISECONDS);
-      client2.submit(() -> release(hold2)).get(patience.toMillis(), TimeUnit.MILLISECONDS);
+              .submit(() -> approach.acquire(resource, "client-2"))
+              .get(wait, TimeUnit.MILLISECONDS);
+      long planned2 = balance(resource) - CLIENT_2_WITHDRAWS;
+      Future<Outcome> rightful;
+      Outcome stale;
+      if (order == Order.AFTER_NEW_HOLDER_WROTE) {
+        rightful =
+            client2.submit(() -> hold2.write(c -> setBalance(c, resource, "client-2", planned2)));
+        rightful.get(wait, TimeUnit.MILLISECONDS);
+        wake.countDown();
+        stale = zombie.get(wait, TimeUnit.MILLISECONDS);
+      } else {
+        wake.countDown();
+        stale = zombie.get(wait, TimeUnit.MILLISECONDS);
+        rightful =
+            client2.submit(() -> hold2.write(c -> setBalance(c, resource, "client-2", planned2)));
+      }
+      Outcome outcome2 = rightful.get(wait, TimeUnit.MILLISECONDS);
+      client2.submit(() -> release(hold2)).get(wait, TimeUnit.MILLISECONDS);
+      if (!outcome2.isAccepted()) {
+        throw new IllegalStateException(
+            "client 2, the rightful holder, was refused: " + outcome2.refusal());
+      }
 
       List<Optional<BigInteger>> tokens = new ArrayList<>();
       tokens.add(hold1.token());
       tokens.add(hold2.token());
-      for (int i = 0; i < MORE_ACQUISITIONS; i++) {
+      for (int i = 0; order == Order.AFTER_NEW_HOLDER_WROTE && i < MORE_ACQUISITIONS; i++) {
         String client = i % 2 == 0 ? "client-1" : "client-2";
         ExecutorService thread = i % 2 == 0 ? client1 : client2;
         tokens.add(
@@ -131,7 +154,7 @@ final class Scenario {
                       release(hold);
                       return hold.token();
                     })
-                .get(patience.toMillis(), TimeUnit.MILLISECONDS));
+                .get(wait, TimeUnit.MILLISECONDS));
       }
       return new Measurement(
           tokens,
