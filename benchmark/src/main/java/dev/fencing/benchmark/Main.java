@@ -1,5 +1,6 @@
 package dev.fencing.benchmark;
 
+import dev.fencing.benchmark.compare.CompareCommand;
 import dev.fencing.benchmark.growth.GrowthBenchmark;
 import dev.fencing.benchmark.lease.LeaseBenchmark;
 import dev.fencing.benchmark.report.Environment;
@@ -17,6 +18,7 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +32,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * migrates the fence's schema, plays the founding race, then measures what the fence costs (quick
  * mode unless {@code --full}) and writes the report to {@code DIR} (default {@code
  * target/benchmark-results}). The password, if any, comes from the environment variable {@code
- * FENCING_DB_PASSWORD}.
+ * FENCING_DB_PASSWORD}. {@code compare ...} runs {@link CompareCommand} instead: the founding
+ * document's table, measured.
  */
 public final class Main {
   /** The measurements of the report, in order. */
@@ -39,7 +42,7 @@ public final class Main {
 
   private static final String USAGE =
       "usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]"
-          + " [--full | --no-benchmark] [--out DIR]";
+          + " [--full | --no-benchmark] [--out DIR]\n       java -jar fencing-benchmark.jar compare [--url JDBC_URL] [--user NAME]";
 
   private Main() {}
 
@@ -61,6 +64,10 @@ public final class Main {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     System.setProperty("java.awt.headless", "true");
     System.setProperty("org.jboss.logging.provider", "slf4j"); // Hibernate's INFO lines: noise too
+    if (args.length > 0 && args[0].equals("compare")) {
+      System.exit(
+          CompareCommand.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+    }
     String url = null;
     String user = null;
     boolean full = false;
