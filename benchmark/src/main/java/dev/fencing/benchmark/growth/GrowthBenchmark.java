@@ -20,7 +20,7 @@ import javax.sql.DataSource;
  * same-token load consumes (hazard 6), and the per-row trigger cost of protected tables.
  *
  * <pre>{@code
- * List<Section> sections = GrowthBenchmark.run(dataSource, true); // quick mode: up to 10^5
+ * List<Section> sections = GrowthBenchmark.run(dataSource, true); // quick mode: up to 10^4
  * }</pre>
  *
  * The fence's schema must be migrated and the user must own the tables it creates (it protects

@@ -56,7 +56,7 @@ public record Scale(
         50_000);
   }
 
-  /** The README's quick mode: a few minutes; at most 10^5 resources. */
+  /** The README's quick mode: a few minutes; at most 10^4 resources (full mode: 10^6). */
   public static Scale quick() {
     return new Scale(
         "quick",
@@ -65,7 +65,7 @@ public record Scale(
         500,
         8,
         5,
-        List.of(1, 1_000, 100_000),
+        List.of(1, 1_000, 10_000),
         List.of(1, 10, 100, 1_000),
         4_000,
         1_000,
