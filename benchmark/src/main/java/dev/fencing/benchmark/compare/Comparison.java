@@ -83,19 +83,24 @@ final class Comparison {
     this.settings = settings;
   }
 
-  /** The founding document's rows, in its order. */
+  /**
+   * The founding document's rows, in its order; then the ZooKeeper and etcd rows again without the
+   * optional {@code fence(token)} after acquiring, to show what it changes.
+   */
   List<Candidate> candidates() {
     Duration ttl = settings.ttl();
     return List.of(
         new Candidate(TrustingLease.SPEC, () -> new TrustingLease(dataSource, ttl)),
         new Candidate(RedisLock.SPEC, this::openRedis),
-        new Candidate(ZooKeeperLock.SPEC, this::openZooKeeper),
-        new Candidate(EtcdLock.SPEC, this::openEtcd),
-        new Candidate(PostgresLease.SPEC, () -> new PostgresLease(dataSource, ttl)));
+        new Candidate(ZooKeeperLock.SPEC, () -> openZooKeeper(true)),
+        new Candidate(EtcdLock.SPEC, () -> openEtcd(true)),
+        new Candidate(PostgresLease.SPEC, () -> new PostgresLease(dataSource, ttl)),
+        new Candidate(ZooKeeperLock.WITHOUT_FENCE, () -> openZooKeeper(false)),
+        new Candidate(EtcdLock.WITHOUT_FENCE, () -> openEtcd(false)));
   }
 
   /** An in-process ZooKeeper (tick 50 ms, so that sessions as short as the TTL are allowed). */
-  private Approach openZooKeeper() throws Exception {
+  private Approach openZooKeeper(boolean fenceOnAcquire) throws Exception {
     TestingServer server =
         new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 50, -1), true);
     try {
@@ -104,6 +109,7 @@ final class Comparison {
           "/fencing-compare/" + settings.runId(),
           dataSource,
           settings.ttl(),
+          fenceOnAcquire,
           server);
     } catch (Exception | Error e) {
       server.close();
@@ -112,7 +118,7 @@ final class Comparison {
   }
 
   /** An etcd started for this run from the {@code etcd} on the PATH. */
-  private Approach openEtcd() throws Exception {
+  private Approach openEtcd(boolean fenceOnAcquire) throws Exception {
     Path executable =
         EtcdProcess.findExecutable()
             .orElseThrow(
@@ -124,6 +130,7 @@ final class Comparison {
           "fencing-compare/" + settings.runId() + "/",
           dataSource,
           settings.ttl(),
+          fenceOnAcquire,
           etcd);
     } catch (Exception | Error e) {
       etcd.close();

@@ -1,27 +1,32 @@
 package dev.fencing.benchmark.compare;
 
+import dev.fencing.etcd.EtcdFencedLock;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencingToken;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
 import java.math.BigInteger;
+import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
- * Row 4, <b>stand-in until the comparison uses {@code fencing-etcd}</b>: etcd's lock service with a
- * lease that client 1 does not keep alive, token = the create revision of the lock key (etcd's Raft
- * order; the key is never modified, so it is also its mod_revision), carried by {@link
- * FencedDataSource} to an external resource. To switch, replace {@link #acquire} and {@link Held}
- * with the module's lock.
+ * Row 4: {@code fencing-etcd}'s {@link EtcdFencedLock} (token = create revision of the lock key),
+ * used as the README's quick start shows: declare the resource external, acquire, {@link
+ * FencedDataSource#fence(FencingToken) fence(token)}, then write through the {@link
+ * FencedDataSource} with the token bound. The variant {@link #WITHOUT_FENCE} skips {@code fence()}.
+ *
+ * <p>The lock keeps its lease alive from a background stream, which a paused thread would not stop
+ * (a GC pause would): each client reaches etcd through its own {@link FreezableProxy}, and client
+ * 1's is frozen. etcd then expires the lease and deletes the lock key, which {@link #awaitExpiry}
+ * watches for.
  */
 final class EtcdLock implements Approach {
   static final Spec SPEC =
@@ -29,15 +34,24 @@ final class EtcdLock implements Approach {
           "etcd lock + mod_revision",
           true,
           "Yes",
-          "etcd lock on a lease, token = revision of the lock key (Raft order), checked by"
-              + " PostgreSQL as an external token: fenced from the new holder's first write."
-              + " Lease TTLs are whole seconds. Needs an etcd cluster.");
+          "fencing-etcd's EtcdFencedLock (lock on a kept-alive lease, token = create revision of"
+              + " the lock key, Raft order), then FencedDataSource.fence(token): the previous holder"
+              + " is fenced at acquisition. Lease TTLs are whole seconds. Needs an etcd cluster.");
 
-  private final String endpoint;
+  static final Spec WITHOUT_FENCE =
+      new Spec(
+          "etcd lock + mod_revision, without fence()",
+          true,
+          "Yes",
+          "The same lock, skipping the optional fence(token): fenced only from the new holder's"
+              + " first write.");
+
+  private final Spec spec;
+  private final boolean fenceOnAcquire;
+  private final InetSocketAddress server;
   private final String prefix;
-  private final DataSource plain;
-  private final DataSource fenced;
-  private final long ttlSeconds;
+  private final FencedDataSource fenced;
+  private final Duration ttl;
   private final Duration patience;
   private final Client observer;
   private final AutoCloseable ownedServer;
@@ -46,65 +60,81 @@ final class EtcdLock implements Approach {
    * @param endpoint e.g. {@code http://127.0.0.1:2379}
    * @param prefix prepended to every lock name; unique per run
    * @param ttl the lease, rounded up to whole seconds
+   * @param fenceOnAcquire whether a client calls {@code fence(token)} right after acquiring
    * @param ownedServer closed with this approach (a server this run started), or a no-op
    */
   EtcdLock(
-      String endpoint, String prefix, DataSource plain, Duration ttl, AutoCloseable ownedServer) {
-    this.endpoint = endpoint;
+      String endpoint,
+      String prefix,
+      DataSource plain,
+      Duration ttl,
+      boolean fenceOnAcquire,
+      AutoCloseable ownedServer) {
+    this.spec = fenceOnAcquire ? SPEC : WITHOUT_FENCE;
+    this.fenceOnAcquire = fenceOnAcquire;
+    URI uri = URI.create(endpoint);
+    this.server = new InetSocketAddress(uri.getHost(), uri.getPort());
     this.prefix = prefix;
-    this.plain = plain;
     this.fenced = FencedDataSource.wrap(plain);
-    this.ttlSeconds = Math.max(1, (ttl.toMillis() + 999) / 1000);
-    this.patience = Scenario.patience(Duration.ofSeconds(ttlSeconds));
+    this.ttl = Duration.ofSeconds(Math.max(1, (ttl.toMillis() + 999) / 1000));
+    this.patience = Scenario.patience(this.ttl);
     this.observer = Client.builder().endpoints(endpoint).build();
     this.ownedServer = ownedServer;
   }
 
   @Override
   public Spec spec() {
-    return SPEC;
+    return spec;
   }
 
   @Override
   public Hold acquire(String resource, String client) throws Exception {
-    try (Connection c = plain.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT fencing.create_resource(?, true)")) {
-      ps.setString(1, resource);
-      ps.execute();
-    }
-    Client etcd = Client.builder().endpoints(endpoint).build();
+    fenced.createExternalResource(resource);
+    FreezableProxy proxy = new FreezableProxy(server);
+    Client etcd = null;
     try {
-      long lease = etcd.getLeaseClient().grant(ttlSeconds).get(seconds(), TimeUnit.SECONDS).getID();
-      ByteSequence key =
-          etcd.getLockClient()
-              .lock(bytes(prefix + resource), lease)
-              .get(seconds(), TimeUnit.SECONDS)
-              .getKey();
-      List<KeyValue> kvs = etcd.getKVClient().get(key).get(seconds(), TimeUnit.SECONDS).getKvs();
-      if (kvs.isEmpty()) {
-        throw new IllegalStateException("lock key of " + client + " vanished right after locking");
+      etcd = Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).build();
+      EtcdFencedLock lock =
+          EtcdFencedLock.builder(etcd, resource)
+              .lockName(prefix + resource)
+              .leaseTtl(ttl)
+              .requestTimeout(patience)
+              .build();
+      FencingToken token = lock.acquire(patience);
+      if (fenceOnAcquire) {
+        fenced.fence(token);
       }
-      return new Held(resource, etcd, key, kvs.get(0).getCreateRevision());
+      return new Held(proxy, etcd, lock, token);
     } catch (Exception | Error e) {
-      etcd.close();
+      if (etcd != null) {
+        etcd.close();
+      }
+      proxy.close();
       throw e;
     }
   }
 
-  /** Client 1 sends no keep-alive; etcd expires its lease and deletes its lock key. */
+  /**
+   * Client 1's process stops (its connection, keep-alives included, freezes) until etcd has expired
+   * its lease and deleted its lock key.
+   */
   @Override
   public void awaitExpiry(Hold hold) throws Exception {
     Held held = (Held) hold;
+    held.proxy.freeze();
+    ByteSequence keys = bytes(held.lock.lockName() + "/");
+    long revision = held.token.value();
     Poll.until(
-        "expiry of the etcd lease holding " + held.key.toString(StandardCharsets.UTF_8),
+        "expiry of the etcd lease holding " + held.lock.lockName() + " at revision " + revision,
         patience,
         () ->
             observer
                 .getKVClient()
-                .get(held.key)
-                .get(seconds(), TimeUnit.SECONDS)
+                .get(keys, GetOption.builder().isPrefix(true).build())
+                .get(patience.toSeconds(), TimeUnit.SECONDS)
                 .getKvs()
-                .isEmpty());
+                .stream()
+                .noneMatch(kv -> kv.getCreateRevision() == revision));
   }
 
   @Override
@@ -112,53 +142,57 @@ final class EtcdLock implements Approach {
     try (AutoCloseable server = ownedServer) {
       observer
           .getKVClient()
-          .delete(
-              bytes(prefix), io.etcd.jetcd.options.DeleteOption.builder().isPrefix(true).build())
-          .get(seconds(), TimeUnit.SECONDS);
+          .delete(bytes(prefix), DeleteOption.builder().isPrefix(true).build())
+          .get(patience.toSeconds(), TimeUnit.SECONDS);
       observer.close();
     }
-  }
-
-  private long seconds() {
-    return patience.toSeconds();
   }
 
   private static ByteSequence bytes(String text) {
     return ByteSequence.from(text, StandardCharsets.UTF_8);
   }
 
-  private final class Held implements Hold {
-    private final String resource;
-    private final Client etcd;
-    private final ByteSequence key;
-    private final long revision;
+  @Override
+  public String toString() {
+    return "EtcdLock[" + server + " " + prefix + (fenceOnAcquire ? "" : ", no fence()") + "]";
+  }
 
-    Held(String resource, Client etcd, ByteSequence key, long revision) {
-      this.resource = resource;
+  private final class Held implements Hold {
+    private final FreezableProxy proxy;
+    private final Client etcd;
+    private final EtcdFencedLock lock;
+    private final FencingToken token;
+
+    Held(FreezableProxy proxy, Client etcd, EtcdFencedLock lock, FencingToken token) {
+      this.proxy = proxy;
       this.etcd = etcd;
-      this.key = key;
-      this.revision = revision;
+      this.lock = lock;
+      this.token = token;
     }
 
     @Override
     public Optional<BigInteger> token() {
-      return Optional.of(BigInteger.valueOf(revision));
+      return Optional.of(BigInteger.valueOf(token.value()));
     }
 
+    /** The process resumes, unaware, and writes with the token it was given. */
     @Override
     public Outcome write(Write write) throws SQLException {
-      return Writes.fenced(fenced, FencingToken.of(resource, revision), write);
+      proxy.thaw();
+      return Writes.fenced(fenced, token, write);
     }
 
-    /** Unlock deletes the key only if it exists; a zombie's is gone with its lease. */
+    /** Revokes the lease; a zombie's lease is already gone, which the lock tolerates. */
     @Override
     public void release() throws Exception {
+      proxy.thaw();
       try {
-        etcd.getLockClient().unlock(key).get(seconds(), TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException e) {
-        // a zombie's lock key went with its lease: nothing left to release
+        lock.close();
+      } catch (RuntimeException e) {
+        // a zombie's lease expired with its key: nothing left to release
       } finally {
         etcd.close();
+        proxy.close();
       }
     }
   }

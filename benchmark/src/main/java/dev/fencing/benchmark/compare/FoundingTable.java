@@ -32,7 +32,13 @@ final class FoundingTable {
     if (m == null) {
       String notRun = "not run: " + row.notRun();
       return List.of(
-          row.spec().name(), notRun, row.spec().claimsBlocked(), notRun, notRun, row.spec().note());
+          row.spec().name(),
+          notRun,
+          row.spec().claimsBlocked(),
+          notRun,
+          notRun,
+          notRun,
+          row.spec().note());
     }
     String monotonic = m.tokenEvidence();
     if (m.monotonic() != row.spec().claimsMonotonic()) {

@@ -13,8 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A loopback TCP relay that can stop passing bytes, in both directions, while keeping every
  * connection open: what a lock service sees of a client whose process is paused. Used for clients
- * whose library renews their session in the background (ZooKeeper), which a paused thread alone
- * would not stop.
+ * whose library renews their session or lease in the background (ZooKeeper, etcd), which a paused
+ * thread alone would not stop.
  */
 final class FreezableProxy implements AutoCloseable {
   private final InetSocketAddress target;

@@ -2,11 +2,10 @@ package dev.fencing.benchmark.compare;
 
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencingToken;
+import dev.fencing.zookeeper.ZooKeeperFencedLock;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.InetSocketAddress;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
@@ -14,16 +13,14 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.zookeeper.data.Stat;
-import org.jspecify.annotations.Nullable;
 
 /**
- * Row 3, <b>stand-in until the comparison uses {@code fencing-zookeeper}</b>: Curator's {@code
- * InterProcessMutex}, token = the czxid of the holder's lock node (ZooKeeper's total order),
- * carried by {@link FencedDataSource} to an external resource. To switch, replace {@link #acquire}
- * and {@link Held} with the module's lock; the scenario and the table stay as they are.
+ * Row 3: {@code fencing-zookeeper}'s {@link ZooKeeperFencedLock} (token = czxid of the lock node),
+ * used as its README's quick start shows: declare the resource external, acquire, {@link
+ * FencedDataSource#fence(FencingToken) fence(token)}, then write through the {@link
+ * FencedDataSource} with the token bound. The variant {@link #WITHOUT_FENCE} skips {@code fence()},
+ * which the quick start marks optional, to show what it changes.
  *
  * <p>Each client has its own session, reached through its own {@link FreezableProxy}: ZooKeeper's
  * client renews the session from a background thread, so client 1's pause is made real by freezing
@@ -36,15 +33,24 @@ final class ZooKeeperLock implements Approach {
           "ZooKeeper lock + zxid / znode version",
           true,
           "Yes",
-          "Curator InterProcessMutex, token = czxid of the lock node (Zab order), checked by"
-              + " PostgreSQL as an external token: fenced from the new holder's first write, not"
-              + " from its acquisition. Needs a ZooKeeper ensemble.");
+          "fencing-zookeeper's ZooKeeperFencedLock (Curator mutex, token = czxid of the lock node,"
+              + " Zab order), then FencedDataSource.fence(token) as its quick start shows: the"
+              + " previous holder is fenced at acquisition. Needs a ZooKeeper ensemble.");
 
+  static final Spec WITHOUT_FENCE =
+      new Spec(
+          "ZooKeeper lock + zxid / znode version, without fence()",
+          true,
+          "Yes",
+          "The same lock, skipping the optional fence(token): PostgreSQL learns the token from the"
+              + " new holder's first write, so the previous holder is fenced only from then on.");
+
+  private final Spec spec;
+  private final boolean fenceOnAcquire;
   private final String connectString;
   private final InetSocketAddress server;
   private final String root;
-  private final DataSource plain;
-  private final DataSource fenced;
+  private final FencedDataSource fenced;
   private final Duration sessionTimeout;
   private final CuratorFramework observer;
   private final AutoCloseable ownedServer;
@@ -53,6 +59,7 @@ final class ZooKeeperLock implements Approach {
    * @param connectString one ZooKeeper server, {@code host:port}
    * @param root the znode under which this run's locks live; unique per run
    * @param sessionTimeout the lease: how long a silent client keeps its session
+   * @param fenceOnAcquire whether a client calls {@code fence(token)} right after acquiring
    * @param ownedServer closed with this approach (an in-process server), or a no-op
    */
   ZooKeeperLock(
@@ -60,8 +67,11 @@ final class ZooKeeperLock implements Approach {
       String root,
       DataSource plain,
       Duration sessionTimeout,
+      boolean fenceOnAcquire,
       AutoCloseable ownedServer)
       throws InterruptedException {
+    this.spec = fenceOnAcquire ? SPEC : WITHOUT_FENCE;
+    this.fenceOnAcquire = fenceOnAcquire;
     this.ownedServer = ownedServer;
     this.connectString = connectString;
     int colon = connectString.lastIndexOf(':');
@@ -70,7 +80,6 @@ final class ZooKeeperLock implements Approach {
             connectString.substring(0, colon),
             Integer.parseInt(connectString.substring(colon + 1)));
     this.root = root;
-    this.plain = plain;
     this.fenced = FencedDataSource.wrap(plain);
     this.sessionTimeout = sessionTimeout;
     this.observer = client(connectString);
@@ -95,26 +104,23 @@ final class ZooKeeperLock implements Approach {
 
   @Override
   public Spec spec() {
-    return SPEC;
+    return spec;
   }
 
   @Override
   public Hold acquire(String resource, String client) throws Exception {
-    createExternalResource(resource);
+    fenced.createExternalResource(resource);
     FreezableProxy proxy = new FreezableProxy(server);
     CuratorFramework curator = null;
     try {
       curator = client("127.0.0.1:" + proxy.port());
-      Mutex mutex = new Mutex(curator, root + "/" + resource);
-      if (!mutex.acquire(Scenario.patience(sessionTimeout).toMillis(), TimeUnit.MILLISECONDS)) {
-        throw new IllegalStateException(client + " did not get the ZooKeeper lock on " + resource);
+      ZooKeeperFencedLock lock =
+          ZooKeeperFencedLock.builder(curator, resource).lockPath(root + "/" + resource).build();
+      FencingToken token = lock.acquire(Scenario.patience(sessionTimeout));
+      if (fenceOnAcquire) {
+        fenced.fence(token);
       }
-      String node = mutex.lockPath();
-      Stat stat = curator.checkExists().forPath(node);
-      if (stat == null) {
-        throw new IllegalStateException("lock node " + node + " vanished right after acquiring");
-      }
-      return new Held(resource, proxy, curator, mutex, node, stat.getCzxid());
+      return new Held(proxy, curator, lock, token);
     } catch (Exception | Error e) {
       if (curator != null) {
         curator.close();
@@ -124,23 +130,31 @@ final class ZooKeeperLock implements Approach {
     }
   }
 
-  private void createExternalResource(String resource) throws SQLException {
-    try (Connection c = plain.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT fencing.create_resource(?, true)")) {
-      ps.setString(1, resource);
-      ps.execute();
-    }
-  }
-
   /** Client 1's process stops (its connection freezes) until ZooKeeper deletes its lock node. */
   @Override
   public void awaitExpiry(Hold hold) throws Exception {
     Held held = (Held) hold;
     held.proxy.freeze();
+    String path = held.lock.lockPath();
+    long czxid = held.token.value();
     Poll.until(
-        "expiry of the ZooKeeper session holding " + held.node,
+        "expiry of the ZooKeeper session holding czxid " + czxid + " under " + path,
         Scenario.patience(sessionTimeout),
-        () -> observer.checkExists().forPath(held.node) == null);
+        () -> !holdsNode(path, czxid));
+  }
+
+  /** Whether a lock node created at {@code czxid} is still among the children of {@code path}. */
+  private boolean holdsNode(String path, long czxid) throws Exception {
+    if (observer.checkExists().forPath(path) == null) {
+      return false;
+    }
+    for (String child : observer.getChildren().forPath(path)) {
+      var stat = observer.checkExists().forPath(path + "/" + child);
+      if (stat != null && stat.getCzxid() == czxid) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -152,65 +166,45 @@ final class ZooKeeperLock implements Approach {
 
   @Override
   public String toString() {
-    return "ZooKeeperLock[" + connectString + root + "]";
-  }
-
-  /** Curator's mutex, with the path of the node it created. */
-  private static final class Mutex extends InterProcessMutex {
-    Mutex(CuratorFramework client, String path) {
-      super(client, path);
-    }
-
-    String lockPath() {
-      @Nullable String path = getLockPath();
-      if (path == null) {
-        throw new IllegalStateException("not held by this thread");
-      }
-      return path;
-    }
+    return "ZooKeeperLock[" + connectString + root + (fenceOnAcquire ? "" : ", no fence()") + "]";
   }
 
   private final class Held implements Hold {
-    private final String resource;
     private final FreezableProxy proxy;
     private final CuratorFramework curator;
-    private final Mutex mutex;
-    private final String node;
-    private final long czxid;
+    private final ZooKeeperFencedLock lock;
+    private final FencingToken token;
 
     Held(
-        String resource,
         FreezableProxy proxy,
         CuratorFramework curator,
-        Mutex mutex,
-        String node,
-        long czxid) {
-      this.resource = resource;
+        ZooKeeperFencedLock lock,
+        FencingToken token) {
       this.proxy = proxy;
       this.curator = curator;
-      this.mutex = mutex;
-      this.node = node;
-      this.czxid = czxid;
+      this.lock = lock;
+      this.token = token;
     }
 
     @Override
     public Optional<BigInteger> token() {
-      return Optional.of(BigInteger.valueOf(czxid));
+      return Optional.of(BigInteger.valueOf(token.value()));
     }
 
-    /** The process resumes, unaware, and writes with the czxid it was given. */
+    /** The process resumes, unaware, and writes with the token it was given. */
     @Override
     public Outcome write(Write write) throws SQLException {
       proxy.thaw();
-      return Writes.fenced(fenced, FencingToken.of(resource, czxid), write);
+      return Writes.fenced(fenced, token, write);
     }
 
+    /** On the acquiring thread (Curator's mutex is per thread); harmless for a zombie. */
     @Override
     public void release() throws IOException {
       proxy.thaw();
       try {
-        mutex.release();
-      } catch (Exception e) {
+        lock.close();
+      } catch (RuntimeException e) {
         // a zombie's session is gone, and its node with it: nothing left to release
       } finally {
         curator.close();

@@ -52,18 +52,26 @@ class ComparisonTest {
   }
 
   /**
-   * Tokens that PostgreSQL learns only from a write (ZooKeeper, etcd) cannot refuse a zombie that
-   * writes before the new holder's first write; the lease fences at acquisition and can.
+   * A zombie write landing between the new holder's acquisition and its first write: refused where
+   * PostgreSQL learned the new token at acquisition (the lease; ZooKeeper and etcd followed by
+   * {@code fence(token)}), committed where it learns it only from the new holder's first write
+   * (ZooKeeper and etcd without {@code fence()}) or never (no token, a random value).
    */
   @Test
-  void onlyTheLeaseRefusesAStaleWriteBeforeTheNewHolderHasWritten() {
-    List<String> names =
+  void aStaleWriteBeforeTheNewHolderHasWrittenIsRefusedOnlyWhereTheTokenWasFencedAtAcquisition() {
+    List<String> committed =
         new ArrayList<>(
-            List.of(TrustingLease.SPEC.name(), RedisLock.SPEC.name(), ZooKeeperLock.SPEC.name()));
+            List.of(
+                TrustingLease.SPEC.name(),
+                RedisLock.SPEC.name(),
+                ZooKeeperLock.WITHOUT_FENCE.name()));
+    List<String> refused =
+        new ArrayList<>(List.of(PostgresLease.SPEC.name(), ZooKeeperLock.SPEC.name()));
     if (EtcdProcess.findExecutable().isPresent()) {
-      names.add(EtcdLock.SPEC.name());
+      committed.add(EtcdLock.WITHOUT_FENCE.name());
+      refused.add(EtcdLock.SPEC.name());
     }
-    for (String name : names) {
+    for (String name : committed) {
       Measurement m = early(name);
       assertThat(m.stale().isAccepted()).as(name).isTrue();
       assertThat(m.writers()).as(name).containsExactly("client-1", "client-2");
@@ -71,11 +79,18 @@ class ComparisonTest {
           .as(name)
           .isEqualTo("No: client 1's stale write committed (then client 2's)");
     }
-    Measurement lease = early(PostgresLease.SPEC.name());
-    assertThat(lease.stale().refusal()).startsWith("StaleFencingTokenException ZF001");
-    assertThat(lease.writers()).containsExactly("client-2");
-    assertThat(lease.balance()).isEqualTo(50);
-    assertThat(lease.tokens()).hasSize(2);
+    for (String name : refused) {
+      Measurement m = early(name);
+      assertThat(m.stale().isAccepted()).as(name).isFalse();
+      assertThat(m.stale().refusal()).as(name).startsWith("StaleFencingTokenException ZF001");
+      assertThat(m.writers()).as(name).containsExactly("client-2");
+      assertThat(m.balance()).as(name).isEqualTo(50);
+      assertThat(m.tokens()).as(name).hasSize(2);
+      // the zombie's token is below the new holder's, which PostgreSQL already knew
+      assertThat(m.tokens().get(0).orElseThrow())
+          .as(name)
+          .isLessThan(m.tokens().get(1).orElseThrow());
+    }
   }
 
   private static Measurement measured(String name) {
@@ -93,7 +108,9 @@ class ComparisonTest {
             RedisLock.SPEC.name(),
             ZooKeeperLock.SPEC.name(),
             EtcdLock.SPEC.name(),
-            PostgresLease.SPEC.name());
+            PostgresLease.SPEC.name(),
+            ZooKeeperLock.WITHOUT_FENCE.name(),
+            EtcdLock.WITHOUT_FENCE.name());
   }
 
   @Test
@@ -133,21 +150,33 @@ class ComparisonTest {
   }
 
   @Test
-  void zooKeeperTokensFenceTheStaleWriteOnceTheNewHolderHasWritten() {
+  void zooKeeperTokensFenceTheStaleWriteWithOrWithoutFence() {
     assertFenced(measured(ZooKeeperLock.SPEC.name()));
+    assertFenced(measured(ZooKeeperLock.WITHOUT_FENCE.name()));
   }
 
-  /** The etcd row needs the etcd executable (.ci/run installs etcd-server); else it says so. */
+  /** The etcd rows need the etcd executable (.ci/run installs etcd-server); else they say so. */
   @Test
-  void etcdRevisionsFenceTheStaleWrite() {
-    Row etcd = row(EtcdLock.SPEC.name());
-    if (EtcdProcess.findExecutable().isPresent()) {
-      assertFenced(measured(EtcdLock.SPEC.name()));
-    } else {
-      assertThat(etcd.measurement()).isNull();
-      assertThat(etcd.notRun()).startsWith("no etcd on the PATH");
-      assertThat(FoundingTable.cells(etcd)).contains("not run: " + etcd.notRun());
+  void etcdRevisionsFenceTheStaleWriteWithOrWithoutFence() {
+    for (String name : List.of(EtcdLock.SPEC.name(), EtcdLock.WITHOUT_FENCE.name())) {
+      Row etcd = row(name);
+      if (EtcdProcess.findExecutable().isPresent()) {
+        assertFenced(measured(name));
+      } else {
+        assertThat(etcd.measurement()).isNull();
+        assertThat(etcd.notRun()).startsWith("no etcd on the PATH");
+        assertThat(FoundingTable.cells(etcd)).contains("not run: " + etcd.notRun());
+      }
     }
+  }
+
+  @Test
+  void aRowThatWasNotRunStillFillsEveryColumn() {
+    Row notRun = new Row(EtcdLock.SPEC, null, null, "no etcd on the PATH");
+    assertThat(FoundingTable.cells(notRun))
+        .hasSameSizeAs(FoundingTable.HEADER)
+        .endsWith(EtcdLock.SPEC.note())
+        .contains("not run: no etcd on the PATH");
   }
 
   private static void assertFenced(Measurement m) {
@@ -213,11 +242,11 @@ class ComparisonTest {
     assertThat(status).as(out).isZero();
     String markdown = Files.readString(file, StandardCharsets.UTF_8);
     long run = rows.stream().filter(r -> r.measurement() != null).count();
-    assertThat(run).isGreaterThanOrEqualTo(4);
+    assertThat(run).isGreaterThanOrEqualTo(5);
     assertThat(out)
         .contains(markdown)
         .contains("as the founding document says: " + run + " of " + run);
-    assertThat(markdown.lines()).hasSize(7);
+    assertThat(markdown.lines()).hasSize(2 + 7);
   }
 
   @Test
