@@ -151,8 +151,9 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Releases the lease (once; later calls do nothing) and stops its keep-alive. Never throws: if
-   * the release fails it is logged at WARN and the lease simply expires after its ttl. Afterwards
-   * {@link #isLost()} is true.
+   * the release fails it is logged at WARN and the lease simply expires after its ttl; a lease a
+   * newer holder already superseded has nothing to release (logged at INFO). Afterwards {@link
+   * #isLost()} is true.
    */
   @Override
   public void close() {
@@ -170,14 +171,29 @@ public final class Lease implements AutoCloseable {
       } else {
         LOG.debug("Lease on {} with token {} was released already", resource(), token.value());
       }
-    } catch (SQLException | RuntimeException e) {
-      LOG.warn(
-          "Could not release lease on {} with token {}; it will expire by {} (database clock)",
-          resource(),
-          token.value(),
-          expiresAt,
-          e);
+    } catch (SQLException e) {
+      if (FencingSqlState.of(e.getSQLState()).orElse(null) == FencingSqlState.STALE_TOKEN) {
+        // a newer holder took the resource: there is nothing of ours left to release
+        LOG.info(
+            "Lease on {} with token {} was superseded; nothing to release ({})",
+            resource(),
+            token.value(),
+            e.getMessage());
+        return;
+      }
+      warnNotReleased(e);
+    } catch (RuntimeException e) {
+      warnNotReleased(e);
     }
+  }
+
+  private void warnNotReleased(Exception e) {
+    LOG.warn(
+        "Could not release lease on {} with token {}; it will expire by {} (database clock)",
+        resource(),
+        token.value(),
+        expiresAt,
+        e);
   }
 
   @Override
