@@ -7,13 +7,10 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
-import java.math.BigInteger;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
@@ -104,7 +101,7 @@ final class EtcdLock implements Approach {
       if (fenceOnAcquire) {
         fenced.fence(token);
       }
-      return new Held(proxy, etcd, lock, token);
+      return new RelayedHold(fenced, proxy, etcd, lock, token);
     } catch (Exception | Error e) {
       if (etcd != null) {
         etcd.close();
@@ -120,12 +117,13 @@ final class EtcdLock implements Approach {
    */
   @Override
   public void awaitExpiry(Hold hold) throws Exception {
-    Held held = (Held) hold;
-    held.proxy.freeze();
-    ByteSequence keys = bytes(held.lock.lockName() + "/");
-    long revision = held.token.value();
+    RelayedHold held = (RelayedHold) hold;
+    held.freeze();
+    EtcdFencedLock lock = (EtcdFencedLock) held.lock();
+    ByteSequence keys = bytes(lock.lockName() + "/");
+    long revision = held.tokenValue();
     Poll.until(
-        "expiry of the etcd lease holding " + held.lock.lockName() + " at revision " + revision,
+        "expiry of the etcd lease holding " + lock.lockName() + " at revision " + revision,
         patience,
         () ->
             observer
@@ -155,45 +153,5 @@ final class EtcdLock implements Approach {
   @Override
   public String toString() {
     return "EtcdLock[" + server + " " + prefix + (fenceOnAcquire ? "" : ", no fence()") + "]";
-  }
-
-  private final class Held implements Hold {
-    private final FreezableProxy proxy;
-    private final Client etcd;
-    private final EtcdFencedLock lock;
-    private final FencingToken token;
-
-    Held(FreezableProxy proxy, Client etcd, EtcdFencedLock lock, FencingToken token) {
-      this.proxy = proxy;
-      this.etcd = etcd;
-      this.lock = lock;
-      this.token = token;
-    }
-
-    @Override
-    public Optional<BigInteger> token() {
-      return Optional.of(BigInteger.valueOf(token.value()));
-    }
-
-    /** The process resumes, unaware, and writes with the token it was given. */
-    @Override
-    public Outcome write(Write write) throws SQLException {
-      proxy.thaw();
-      return Writes.fenced(fenced, token, write);
-    }
-
-    /** Revokes the lease; a zombie's lease is already gone, which the lock tolerates. */
-    @Override
-    public void release() throws Exception {
-      proxy.thaw();
-      try {
-        lock.close();
-      } catch (RuntimeException e) {
-        // a zombie's lease expired with its key: nothing left to release
-      } finally {
-        etcd.close();
-        proxy.close();
-      }
-    }
   }
 }

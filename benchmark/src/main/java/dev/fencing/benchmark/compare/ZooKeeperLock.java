@@ -3,12 +3,8 @@ package dev.fencing.benchmark.compare;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.zookeeper.ZooKeeperFencedLock;
-import java.io.IOException;
-import java.math.BigInteger;
 import java.net.InetSocketAddress;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
@@ -120,7 +116,7 @@ final class ZooKeeperLock implements Approach {
       if (fenceOnAcquire) {
         fenced.fence(token);
       }
-      return new Held(proxy, curator, lock, token);
+      return new RelayedHold(fenced, proxy, curator, lock, token);
     } catch (Exception | Error e) {
       if (curator != null) {
         curator.close();
@@ -133,10 +129,11 @@ final class ZooKeeperLock implements Approach {
   /** Client 1's process stops (its connection freezes) until ZooKeeper deletes its lock node. */
   @Override
   public void awaitExpiry(Hold hold) throws Exception {
-    Held held = (Held) hold;
-    held.proxy.freeze();
-    String path = held.lock.lockPath();
-    long czxid = held.token.value();
+    RelayedHold held = (RelayedHold) hold;
+    held.freeze();
+    ZooKeeperFencedLock lock = (ZooKeeperFencedLock) held.lock();
+    String path = lock.lockPath();
+    long czxid = held.tokenValue();
     Poll.until(
         "expiry of the ZooKeeper session holding czxid " + czxid + " under " + path,
         Scenario.patience(sessionTimeout),
@@ -167,49 +164,5 @@ final class ZooKeeperLock implements Approach {
   @Override
   public String toString() {
     return "ZooKeeperLock[" + connectString + root + (fenceOnAcquire ? "" : ", no fence()") + "]";
-  }
-
-  private final class Held implements Hold {
-    private final FreezableProxy proxy;
-    private final CuratorFramework curator;
-    private final ZooKeeperFencedLock lock;
-    private final FencingToken token;
-
-    Held(
-        FreezableProxy proxy,
-        CuratorFramework curator,
-        ZooKeeperFencedLock lock,
-        FencingToken token) {
-      this.proxy = proxy;
-      this.curator = curator;
-      this.lock = lock;
-      this.token = token;
-    }
-
-    @Override
-    public Optional<BigInteger> token() {
-      return Optional.of(BigInteger.valueOf(token.value()));
-    }
-
-    /** The process resumes, unaware, and writes with the token it was given. */
-    @Override
-    public Outcome write(Write write) throws SQLException {
-      proxy.thaw();
-      return Writes.fenced(fenced, token, write);
-    }
-
-    /** On the acquiring thread (Curator's mutex is per thread); harmless for a zombie. */
-    @Override
-    public void release() throws IOException {
-      proxy.thaw();
-      try {
-        lock.close();
-      } catch (RuntimeException e) {
-        // a zombie's session is gone, and its node with it: nothing left to release
-      } finally {
-        curator.close();
-        proxy.close();
-      }
-    }
   }
 }
