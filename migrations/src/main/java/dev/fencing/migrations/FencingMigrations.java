@@ -1,9 +1,13 @@
 package dev.fencing.migrations;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +18,8 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.output.ValidateResult;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 
 /**
  * Applies and checks the fence's schema: the token sequence, the resource, lease, issuance and
@@ -23,8 +29,18 @@ import org.flywaydb.core.api.output.ValidateResult;
  * #DEFAULT_SCHEMA}) with their own history table ({@value #HISTORY_TABLE}), so they coexist with an
  * application's own Flyway migrations. They create two {@code NOLOGIN} roles: an owner role the
  * {@code SECURITY DEFINER} functions run as, and an application role allowed to execute the API
- * functions only; grant the application role to your application's login role. The migrating user
- * needs {@code CREATEROLE} (or the roles must exist and be granted to it).
+ * functions only; grant the application role to your application's login role.
+ *
+ * <p>The migrating user need not be a superuser (managed PostgreSQL has none). It needs {@code
+ * CREATE} on the database (owning it is enough) unless the schema exists, and either {@code
+ * CREATEROLE} or the two roles created beforehand with the owner role granted to it. Before the
+ * first pending migration, {@link #migrate()} checks all of this in a transaction it rolls back
+ * (the same SQL that the Flyway callback {@code beforeEachMigrate.sql} then runs for real): a
+ * missing privilege is named, with the statement that grants it, before anything is created. Roles
+ * that already serve another database of the cluster are refused on a first migration: give each
+ * application its own ({@link Builder#ownerRole}, {@link Builder#applicationRole}). What only a
+ * superuser can create (the event trigger that protects partitions attached later) is skipped and
+ * listed by {@link #absentOptionalFeatures()}.
  *
  * <pre>{@code
  * FencingMigrations.migrate(dataSource);            // defaults
@@ -47,15 +63,23 @@ public final class FencingMigrations {
   /** The owner role used unless {@link Builder#ownerRole(String)} says otherwise. */
   public static final String DEFAULT_OWNER_ROLE = "fencing_owner";
 
+  /** The event trigger of migration V4, which only a superuser can create. */
+  static final String PARTITION_TRIGGER = "fencing_protect_new_partitions";
+
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+  private static final String PREPARE = "db/fencing/beforeEachMigrate.sql";
 
   private final DataSource dataSource;
   private final String schema;
+  private final String ownerRole;
+  private final String applicationRole;
   private final Flyway flyway;
 
   private FencingMigrations(Builder builder) {
     this.dataSource = builder.dataSource;
     this.schema = builder.schema;
+    this.ownerRole = builder.ownerRole;
+    this.applicationRole = builder.applicationRole;
     this.flyway =
         Flyway.configure(FencingMigrations.class.getClassLoader())
             .dataSource(builder.dataSource)
@@ -85,16 +109,145 @@ public final class FencingMigrations {
   }
 
   /** {@link #validate()} with the default schema and roles. */
-  public static void validate(DataSource dataSource) {
-    builder(dataSource).build().validate();
+  public static List<String> validate(DataSource dataSource) {
+    return builder(dataSource).build().validate();
   }
 
-  /** Applies pending migrations; returns how many ran (0 when the schema is up to date). */
+  /**
+   * Applies pending migrations; returns how many ran (0 when the schema is up to date).
+   *
+   * <p>When something is pending, a preflight first checks, in a transaction it rolls back, that
+   * the migrating user may create the schema, the roles and every object and hand them to the
+   * owner role; a refusal names the missing privilege and leaves the database as it was. What was
+   * skipped for want of a superuser: {@link #absentOptionalFeatures()}.
+   *
+   * @throws FencingMigrationException naming what failed, or the privilege that is missing
+   */
   public int migrate() {
     try {
+      if (flyway.info().pending().length > 0) {
+        preflight();
+      }
       return flyway.migrate().migrationsExecuted;
     } catch (FlywayException e) {
       throw new FencingMigrationException("fencing migrations failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * What the migrations left out because the migrating user was not a superuser, one sentence each
+   * with what to do instead; empty when nothing is missing (or nothing is migrated yet). Today
+   * there is one such feature: the event trigger that protects partitions attached to a protected
+   * table later (migration V4).
+   *
+   * @throws FencingMigrationException if the catalog cannot be read
+   */
+  public List<String> absentOptionalFeatures() {
+    try (Connection c = dataSource.getConnection()) {
+      return partitionTrigger(c, new ArrayList<>());
+    } catch (SQLException e) {
+      throw new FencingMigrationException("cannot read schema " + schema + ": " + e, e);
+    }
+  }
+
+  /** Runs the migrations' own preparation and a probe of every privilege, then rolls back. */
+  private void preflight() {
+    String prepare =
+        resource(PREPARE)
+            .replace("${flyway:defaultSchema}", schema)
+            .replace("${flyway:table}", HISTORY_TABLE)
+            .replace("${owner_role}", ownerRole)
+            .replace("${app_role}", applicationRole);
+    String probe = schema + ".fencing_preflight_probe";
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        if (!exists(c, "SELECT FROM pg_catalog.pg_namespace WHERE nspname = ?", schema)) {
+          createSchema(s);
+        }
+        s.execute(prepare);
+        // What V1 and later do: create, hand over to the owner role, replace, grant.
+        s.execute("CREATE SEQUENCE " + probe + "_seq");
+        s.execute("ALTER SEQUENCE " + probe + "_seq OWNER TO " + ownerRole);
+        s.execute("CREATE FUNCTION " + probe + "() RETURNS int LANGUAGE sql AS 'SELECT 1'");
+        s.execute("ALTER FUNCTION " + probe + "() OWNER TO " + ownerRole);
+        s.execute(
+            "CREATE OR REPLACE FUNCTION " + probe + "() RETURNS int LANGUAGE sql AS 'SELECT 2'");
+        s.execute("GRANT EXECUTE ON FUNCTION " + probe + "() TO " + applicationRole);
+      } catch (SQLException e) {
+        throw new FencingMigrationException(
+            "fencing migrations refused, nothing was created: " + describe(e), e);
+      } finally {
+        c.rollback();
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new FencingMigrationException("cannot connect to migrate: " + e.getMessage(), e);
+    }
+  }
+
+  private void createSchema(Statement s) throws SQLException {
+    String who;
+    try (ResultSet rs = s.executeQuery("SELECT current_user || ' ' || current_database()")) {
+      rs.next();
+      who = rs.getString(1);
+    }
+    String user = who.substring(0, who.indexOf(' '));
+    String database = who.substring(who.indexOf(' ') + 1);
+    try {
+      s.execute("CREATE SCHEMA " + schema);
+    } catch (SQLException e) {
+      if (!"42501".equals(e.getSQLState())) {
+        throw e;
+      }
+      throw new FencingMigrationException(
+          "fencing migrations refused, nothing was created: "
+              + user
+              + " may not create schema "
+              + schema
+              + " in database "
+              + database
+              + " (needs CREATE on the database; owning it is enough). Hint: GRANT CREATE ON"
+              + " DATABASE \""
+              + database
+              + "\" TO \""
+              + user
+              + "\"; or create the schema for it: CREATE SCHEMA "
+              + schema
+              + " AUTHORIZATION \""
+              + user
+              + "\";",
+          e);
+    }
+  }
+
+  private static String describe(SQLException e) {
+    if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
+      ServerErrorMessage m = p.getServerErrorMessage();
+      String text = m.getMessage() + " [SQLSTATE " + m.getSQLState() + "]";
+      return m.getHint() == null ? text : text + ". Hint: " + m.getHint();
+    }
+    return e.getMessage() + " [SQLSTATE " + e.getSQLState() + "]";
+  }
+
+  private static String resource(String name) {
+    try (InputStream in = FencingMigrations.class.getClassLoader().getResourceAsStream(name)) {
+      if (in == null) {
+        throw new FencingMigrationException("missing from the class path: " + name);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new FencingMigrationException("cannot read " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static boolean exists(Connection c, String sql, String argument) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, argument);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
     }
   }
 
@@ -122,11 +275,14 @@ public final class FencingMigrations {
   /**
    * Checks the applied schema: Flyway's checksums of the applied migrations, that nothing is
    * pending, that no function, table or grant of the schema was changed by hand since the
-   * migrations left it, and the token sequence's durability settings.
+   * migrations left it, the token sequence's durability settings, and that the partition event
+   * trigger, if present, is enabled and calls the fence's function.
    *
+   * @return the {@linkplain #absentOptionalFeatures() optional features that are absent}: not a
+   *     problem, a note (empty when all are present)
    * @throws FencingMigrationException naming every problem found
    */
-  public void validate() {
+  public List<String> validate() {
     List<String> problems = new ArrayList<>();
     ValidateResult result;
     try {
@@ -142,10 +298,12 @@ public final class FencingMigrations {
         problems.add(result.errorDetails.errorMessage);
       }
     }
+    List<String> absent = List.of();
     if (problems.isEmpty()) {
       try (Connection c = dataSource.getConnection()) {
         problems.addAll(changedObjects(c));
         problems.addAll(sequenceProblems(c));
+        absent = partitionTrigger(c, problems);
       } catch (SQLException e) {
         throw new FencingMigrationException("cannot read schema " + schema + ": " + e, e);
       }
@@ -154,6 +312,43 @@ public final class FencingMigrations {
       throw new FencingMigrationException(
           "fencing schema " + schema + " is not as migrated: " + String.join("; ", problems));
     }
+    return absent;
+  }
+
+  /**
+   * The V4 event trigger: absent (a non-superuser migrated) is a note, returned; present but
+   * disabled or calling another function is a problem, added to {@code problems}.
+   */
+  private List<String> partitionTrigger(Connection c, List<String> problems) throws SQLException {
+    String function = schema + ".protect_new_partitions()";
+    if (!exists(c, "SELECT FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(?)", function)) {
+      return List.of(); // V4 not applied yet
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT evtenabled <> 'D', evtfoid = to_regprocedure(?)"
+                + " FROM pg_catalog.pg_event_trigger WHERE evtname = ?")) {
+      ps.setString(1, function);
+      ps.setString(2, PARTITION_TRIGGER);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return List.of(
+              "optional, absent: event trigger "
+                  + PARTITION_TRIGGER
+                  + " (only a superuser can create it; the migrating user was not one): after"
+                  + " creating or attaching a partition of a protected table, run protect() or"
+                  + " protect_rows() on the table again, or TRUNCATE of that partition is not"
+                  + " refused");
+        }
+        if (!rs.getBoolean(1)) {
+          problems.add("event trigger " + PARTITION_TRIGGER + " is disabled");
+        }
+        if (!rs.getBoolean(2)) {
+          problems.add("event trigger " + PARTITION_TRIGGER + " does not call " + function);
+        }
+      }
+    }
+    return List.of();
   }
 
   private List<String> changedObjects(Connection c) throws SQLException {

@@ -1,0 +1,135 @@
+-- Prepares, before each pending migration, what a deployer that is not a superuser needs (managed
+-- PostgreSQL has none): the two roles, the deployer's membership in the owner role, and the owner
+-- role's right to own objects in the fence's schema. Each step is granted here when the deployer
+-- may grant it, or refused with an error that names the privilege and the statement an
+-- administrator runs. Idempotent: a superuser, or a deployer that has everything, changes nothing.
+--
+-- FencingMigrations runs this same block in a transaction it rolls back, before Flyway creates
+-- the schema (its preflight), so that a refusal leaves nothing behind. Plain Flyway runs it after
+-- creating the schema: a refusal there leaves the empty schema.
+--
+-- PostgreSQL 16 changed CREATEROLE: a non-superuser with CREATEROLE administers only the roles it
+-- created (it gets ADMIN OPTION on them, but neither SET nor INHERIT unless createrole_self_grant
+-- says so), and ALTER ... OWNER TO needs SET on the new owner. PostgreSQL 15 lets CREATEROLE grant
+-- any non-superuser role, and ALTER ... OWNER TO needs membership. Both need CREATE on the schema
+-- for the new owner.
+DO $prepare$
+DECLARE
+    v_me        name    := current_user;
+    v_super     boolean := (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user);
+    v_createrole boolean := (SELECT rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = current_user);
+    v_pg16      boolean := pg_catalog.current_setting('server_version_num')::int >= 160000;
+    v_fresh     boolean := pg_catalog.to_regclass('${flyway:defaultSchema}.resource') IS NULL;
+    v_role      text;
+    v_shared    text;
+    v_foreign   text;
+    v_grant     boolean;
+BEGIN
+    -- Roles are cluster-wide. Owner and application roles that already serve another database
+    -- would let that database's deployer own this fence, and that application's login call its
+    -- functions (every database grants CONNECT to PUBLIC): refuse on a first migration.
+    IF v_fresh THEN
+        SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%s (database %s)', r.rolname, d.datname), ', ')
+          INTO v_shared
+          FROM pg_catalog.pg_shdepend s
+          JOIN pg_catalog.pg_roles r ON r.oid = s.refobjid
+          JOIN pg_catalog.pg_database d ON d.oid = s.dbid
+         WHERE s.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass
+           AND r.rolname IN ('${owner_role}', '${app_role}')
+           AND d.datname <> pg_catalog.current_database();
+        IF v_shared IS NOT NULL THEN
+            RAISE EXCEPTION 'fencing: the roles % already serve another database: %',
+                    '${owner_role}/${app_role}', v_shared
+                USING ERRCODE = '42501',
+                      HINT = 'Give each application its own two roles: --owner-role NAME --app-role NAME on the command line, FencingMigrations.Builder.ownerRole/applicationRole in Java, placeholders owner_role/app_role in Flyway. Shared roles would let one application''s logins call the other''s fence and its deployer own it.';
+        END IF;
+    END IF;
+
+    FOREACH v_role IN ARRAY ARRAY['${owner_role}', '${app_role}'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = v_role) THEN
+            IF NOT (v_super OR v_createrole) THEN
+                RAISE EXCEPTION 'fencing: role % does not exist, and % may not create roles (needs CREATEROLE)', v_role, v_me
+                    USING ERRCODE = '42501',
+                          HINT = pg_catalog.format('Ask an administrator to run: CREATE ROLE %I NOLOGIN NOINHERIT; CREATE ROLE %I NOLOGIN; GRANT %I TO %I;',
+                                                   '${owner_role}', '${app_role}', '${owner_role}', v_me);
+            END IF;
+            IF v_role = '${owner_role}' THEN
+                EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT', v_role);
+            ELSE
+                EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE', v_role);
+            END IF;
+        END IF;
+    END LOOP;
+
+    IF v_super THEN
+        RETURN; -- a superuser hands objects to any role and replaces any function
+    END IF;
+
+    -- The deployer hands every object over to the owner role (ALTER ... OWNER TO) and later
+    -- replaces the owner's functions (CREATE OR REPLACE): it needs the owner role's privileges,
+    -- and on PostgreSQL 16 the right to SET ROLE to it.
+    v_grant := NOT pg_catalog.pg_has_role(v_me, '${owner_role}', 'USAGE');
+    IF v_pg16 AND NOT v_grant THEN
+        v_grant := NOT pg_catalog.pg_has_role(v_me, '${owner_role}', 'SET'); -- no SET before 16
+    END IF;
+    IF v_grant THEN
+        BEGIN
+            IF v_pg16 THEN
+                EXECUTE pg_catalog.format('GRANT %I TO %I WITH INHERIT TRUE, SET TRUE', '${owner_role}', v_me);
+            ELSE
+                EXECUTE pg_catalog.format('GRANT %I TO %I', '${owner_role}', v_me);
+            END IF;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'fencing: % must be a member of role % (with INHERIT and SET) to hand the fence''s objects to it, and may not grant that itself',
+                    v_me, '${owner_role}'
+                USING ERRCODE = '42501',
+                      HINT = pg_catalog.format('Ask an administrator (a superuser, or on PostgreSQL 16 a role with ADMIN OPTION on %I) to run: GRANT %I TO %I;',
+                                               '${owner_role}', '${owner_role}', v_me);
+        END;
+        IF NOT pg_catalog.pg_has_role(v_me, '${owner_role}', 'USAGE') THEN
+            RAISE EXCEPTION 'fencing: % is a member of role % but does not inherit its privileges (NOINHERIT)', v_me, '${owner_role}'
+                USING ERRCODE = '42501',
+                      HINT = pg_catalog.format('Run: ALTER ROLE %I INHERIT;', v_me);
+        END IF;
+    END IF;
+
+    -- A new owner must have CREATE on the schema of what it is given.
+    IF NOT pg_catalog.has_schema_privilege('${owner_role}', '${flyway:defaultSchema}', 'CREATE') THEN
+        BEGIN
+            EXECUTE pg_catalog.format('GRANT CREATE ON SCHEMA %I TO %I', '${flyway:defaultSchema}', '${owner_role}');
+        EXCEPTION WHEN insufficient_privilege THEN
+            NULL; -- reported below
+        END;
+        IF NOT pg_catalog.has_schema_privilege('${owner_role}', '${flyway:defaultSchema}', 'CREATE') THEN
+            RAISE EXCEPTION 'fencing: role % needs CREATE on schema % to own the fence''s objects, and % may not grant it',
+                    '${owner_role}', '${flyway:defaultSchema}', v_me
+                USING ERRCODE = '42501',
+                      HINT = pg_catalog.format('Ask the owner of schema %I to run: GRANT CREATE ON SCHEMA %I TO %I;',
+                                               '${flyway:defaultSchema}', '${flyway:defaultSchema}', '${owner_role}');
+        END IF;
+    END IF;
+
+    -- An upgrade also rewrites what the first migration left with its migrating user: the history
+    -- table, the tamper evidence (catalog_checksum) and its two functions.
+    IF NOT v_fresh THEN
+        SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', o.name, o.owner), ', ')
+          INTO v_foreign
+          FROM (SELECT c.oid::pg_catalog.regclass::text AS name, c.relowner AS owner_oid,
+                       c.relowner::pg_catalog.regrole::text AS owner
+                  FROM pg_catalog.pg_class c
+                 WHERE c.relnamespace = '${flyway:defaultSchema}'::pg_catalog.regnamespace
+                   AND c.relname IN ('${flyway:table}', 'catalog_checksum')
+                UNION ALL
+                SELECT p.oid::pg_catalog.regprocedure::text, p.proowner, p.proowner::pg_catalog.regrole::text
+                  FROM pg_catalog.pg_proc p
+                 WHERE p.pronamespace = '${flyway:defaultSchema}'::pg_catalog.regnamespace
+                   AND p.proname IN ('catalog_fingerprint', 'record_catalog_fingerprint')) o
+         WHERE NOT pg_catalog.pg_has_role(v_me, o.owner_oid, 'USAGE');
+        IF v_foreign IS NOT NULL THEN
+            RAISE EXCEPTION 'fencing: % cannot upgrade schema %: it does not own %', v_me, '${flyway:defaultSchema}', v_foreign
+                USING ERRCODE = '42501',
+                      HINT = 'Migrate as the user that ran the first migration, or make this user a member of that user''s role.';
+        END IF;
+    END IF;
+END
+$prepare$;
