@@ -80,16 +80,23 @@ BEGIN
                 EXECUTE pg_catalog.format('GRANT %I TO %I', '${owner_role}', v_me);
             END IF;
         EXCEPTION WHEN insufficient_privilege THEN
-            RAISE EXCEPTION 'fencing: % must be a member of role % (with INHERIT and SET) to hand the fence''s objects to it, and may not grant that itself',
-                    v_me, '${owner_role}'
-                USING ERRCODE = '42501',
-                      HINT = pg_catalog.format('Ask an administrator (a superuser, or on PostgreSQL 16 a role with ADMIN OPTION on %I) to run: GRANT %I TO %I;',
-                                               '${owner_role}', '${owner_role}', v_me);
+            IF NOT v_pg16 AND pg_catalog.pg_has_role(v_me, '${owner_role}', 'MEMBER') THEN
+                v_grant := false; -- a member already: reported below
+            ELSE
+                RAISE EXCEPTION 'fencing: % must be a member of role % to hand the fence''s objects to it, and may not grant that itself',
+                        v_me, '${owner_role}'
+                    USING ERRCODE = '42501',
+                          HINT = pg_catalog.format('Ask an administrator (a superuser, or on PostgreSQL 16 a role with ADMIN OPTION on %I) to run: GRANT %I TO %I%s;',
+                                                   '${owner_role}', '${owner_role}', v_me,
+                                                   CASE WHEN v_pg16 THEN ' WITH INHERIT TRUE, SET TRUE' ELSE '' END);
+            END IF;
         END;
         IF NOT pg_catalog.pg_has_role(v_me, '${owner_role}', 'USAGE') THEN
-            RAISE EXCEPTION 'fencing: % is a member of role % but does not inherit its privileges (NOINHERIT)', v_me, '${owner_role}'
+            RAISE EXCEPTION 'fencing: % is a member of role % but does not inherit its privileges', v_me, '${owner_role}'
                 USING ERRCODE = '42501',
-                      HINT = pg_catalog.format('Run: ALTER ROLE %I INHERIT;', v_me);
+                      HINT = CASE WHEN v_pg16
+                                  THEN pg_catalog.format('Ask an administrator to run: GRANT %I TO %I WITH INHERIT TRUE, SET TRUE;', '${owner_role}', v_me)
+                                  ELSE pg_catalog.format('Run: ALTER ROLE %I INHERIT;', v_me) END;
         END IF;
     END IF;
 

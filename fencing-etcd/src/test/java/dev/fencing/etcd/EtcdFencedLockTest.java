@@ -59,7 +59,11 @@ class EtcdFencedLockTest {
   @BeforeAll
   static void start() throws Exception {
     etcd = EtcdProcess.start();
-    FencingMigrations.migrate(db.dataSource());
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl());
     config.setUsername(db.user());

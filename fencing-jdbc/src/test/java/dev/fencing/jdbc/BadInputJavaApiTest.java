@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.FenceSnapshot;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -66,7 +65,7 @@ class BadInputJavaApiTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     plain = FencingTestSupport.plain(db, ds -> ds);
     FencingTestSupport.exec(plain, "CREATE TABLE " + APP + " (id int PRIMARY KEY)");
     FencingTestSupport.exec(plain, "INSERT INTO " + APP + " VALUES (1)");

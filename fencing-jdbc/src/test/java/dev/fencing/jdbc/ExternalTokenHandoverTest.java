@@ -13,7 +13,6 @@ import static dev.fencing.jdbc.FencingTestSupport.waitingOnLock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -64,7 +63,7 @@ class ExternalTokenHandoverTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     plain = FencingTestSupport.plain(db, ds -> ds);
     FencingTestSupport.createTestSchema(plain);
     fenced = FencedDataSource.wrap(plain);

@@ -23,7 +23,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencingTestSupport.Pool;
 import dev.fencing.jdbc.FencingTestSupport.Wiring;
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.StringReader;
@@ -82,7 +81,7 @@ class FencedDataSourceTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     plain = db.dataSource();
     FencingTestSupport.createTestSchema(plain);
     for (Wiring wiring : Wiring.values()) {

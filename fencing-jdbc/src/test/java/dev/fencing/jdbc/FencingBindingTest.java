@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -251,7 +250,7 @@ class FencingBindingTest {
   @Test
   void aTokenPropagatedToAPoolThreadFencesItsWrites() throws Exception {
     DataSource plain = db.dataSource();
-    FencingMigrations.migrate(plain);
+    FencingTestSupport.migrate(db);
     FencingTestSupport.createTestSchema(plain);
     String resource = externalResource(plain, "propagated", 5);
     FencedDataSource fenced = FencedDataSource.wrap(plain);

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -33,6 +34,15 @@ final class FencingTestSupport {
   private static final AtomicInteger BLOCKS = new AtomicInteger();
 
   private FencingTestSupport() {}
+
+  /** Migrates the test database with its own roles, as its migration user. */
+  static void migrate(TestDatabaseExtension db) {
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
+  }
 
   /** How a FencedDataSource and a HikariCP pool are stacked. */
   enum Wiring {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -40,7 +39,7 @@ class LeaseClientTest {
 
   @BeforeAll
   static void migrate() {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
   }
 
   @AfterEach

@@ -3,7 +3,6 @@ package dev.fencing.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -38,7 +37,7 @@ class LeaseKeepAliveTest {
 
   @BeforeAll
   static void migrate() {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
   }
 
   @AfterEach

@@ -5,7 +5,6 @@ import static dev.fencing.jdbc.FencingTestSupport.queryLong;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
 import java.sql.Connection;
@@ -41,7 +40,7 @@ class ProtectedTableJdbcTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     plain = FencingTestSupport.plain(db, ds -> ds);
     fenced = FencedDataSource.wrap(plain);
     fencedAutosave = FencedDataSource.wrap(FencingTestSupport.autosaveAlways(db));

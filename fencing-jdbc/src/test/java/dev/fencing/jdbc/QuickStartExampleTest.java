@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,7 +21,7 @@ class QuickStartExampleTest {
 
   @Test
   void quickStartWorksAsDocumented() throws Exception {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     HikariConfig hikariConfig = new HikariConfig();
     hikariConfig.setJdbcUrl(db.jdbcUrl());
     hikariConfig.setUsername(db.user());

@@ -11,7 +11,6 @@ import static dev.fencing.jdbc.FencingTestSupport.present;
 import static dev.fencing.jdbc.FencingTestSupport.rejections;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -41,7 +40,7 @@ class RefusalRecordingTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    FencingTestSupport.migrate(db);
     plain = db.dataSource();
     FencingTestSupport.createTestSchema(plain);
   }

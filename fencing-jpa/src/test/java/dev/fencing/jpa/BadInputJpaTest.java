@@ -7,7 +7,6 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.FenceSnapshot;
 import dev.fencing.testing.TestDatabaseExtension;
 import jakarta.persistence.Entity;
@@ -99,7 +98,7 @@ class BadInputJpaTest {
 
   @BeforeAll
   static void start() {
-    FencingMigrations.migrate(db.dataSource());
+    JpaFixture.migrate(db);
     jpa = JpaFixture.start(db, CodedDocument.class);
   }
 

@@ -10,7 +10,6 @@ import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -34,7 +33,7 @@ class ConnectionWiringTest {
 
   @BeforeAll
   static void migrate() {
-    FencingMigrations.migrate(db.dataSource());
+    JpaFixture.migrate(db);
   }
 
   @Test

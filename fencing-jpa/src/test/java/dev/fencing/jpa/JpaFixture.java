@@ -50,8 +50,17 @@ final class JpaFixture implements AutoCloseable {
   private final List<Lease> leases = new ArrayList<>();
   private final List<SharedSessionContract> sessions = new ArrayList<>();
 
+  /** Migrates the test database with its own roles, as its migration user. */
+  static void migrate(TestDatabaseExtension db) {
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
+  }
+
   private JpaFixture(TestDatabaseExtension db, Map<String, ?> settings, Class<?>... entities) {
-    FencingMigrations.migrate(db.dataSource());
+    migrate(db);
     this.pool = pool(db);
     this.dataSource = FencedDataSource.builder(pool).meterRegistry(meters).build();
     this.sessionFactory = sessionFactory(dataSource, settings, entities);

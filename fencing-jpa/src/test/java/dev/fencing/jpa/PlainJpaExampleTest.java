@@ -14,7 +14,6 @@ import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.jdbc.StaleFencingTokenException;
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
@@ -39,7 +38,7 @@ class PlainJpaExampleTest {
   @Test
   @SuppressWarnings("try") // the scope is opened for its effect on the thread
   void fencedLedgerWithPlainJpa() throws Exception {
-    FencingMigrations.migrate(db.dataSource()); // once, at deployment
+    JpaFixture.migrate(db); // once, at deployment
 
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl());

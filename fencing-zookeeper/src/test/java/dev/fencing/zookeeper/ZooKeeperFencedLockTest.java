@@ -62,7 +62,11 @@ class ZooKeeperFencedLockTest {
   @BeforeAll
   static void start() throws Exception {
     zooKeeper = new TestingServer(true);
-    FencingMigrations.migrate(db.dataSource());
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl());
     config.setUsername(db.user());

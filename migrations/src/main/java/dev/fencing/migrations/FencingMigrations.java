@@ -117,9 +117,9 @@ public final class FencingMigrations {
    * Applies pending migrations; returns how many ran (0 when the schema is up to date).
    *
    * <p>When something is pending, a preflight first checks, in a transaction it rolls back, that
-   * the migrating user may create the schema, the roles and every object and hand them to the
-   * owner role; a refusal names the missing privilege and leaves the database as it was. What was
-   * skipped for want of a superuser: {@link #absentOptionalFeatures()}.
+   * the migrating user may create the schema, the roles and every object and hand them to the owner
+   * role; a refusal names the missing privilege and leaves the database as it was. What was skipped
+   * for want of a superuser: {@link #absentOptionalFeatures()}.
    *
    * @throws FencingMigrationException naming what failed, or the privilege that is missing
    */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
+import dev.fencing.testing.TestDatabase;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -34,7 +35,7 @@ class BadInputCliTest {
 
   static Stream<Arguments> badCommands() {
     return Stream.of(
-        bad("B86", "no arguments", List.of(), 2, "usage: migrate|info|validate"),
+        bad("B86", "no arguments", List.of(), 2, "usage: java -jar fencing-migrations-cli.jar"),
         bad("B87", "unknown command", List.of("drop", "--url", URL), 2, "unknown command drop"),
         bad(
             "B88",
@@ -122,6 +123,12 @@ class BadInputCliTest {
             1,
             "_missing"),
         bad(
+            "B114",
+            "--verbose given twice",
+            List.of("migrate", "--verbose", "--url", URL, "--verbose"),
+            2,
+            "option --verbose is given twice"),
+        bad(
             "B101",
             "validate a database that was never migrated",
             List.of("validate", "--url", URL, "--user", USER),
@@ -187,6 +194,82 @@ class BadInputCliTest {
     try (Connection c = db.connect()) {
       assertThat(FenceSql.longValue(c, "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'evil%'"))
           .isZero();
+    }
+  }
+
+  @Test
+  @DisplayName("B115 migrate as a deployer that may not create roles, when the roles are missing")
+  void deployerWithoutCreateroleIsToldWhatToAskFor() throws SQLException {
+    String deployer = FenceSql.unique("deployer");
+    String owner = FenceSql.unique("owner");
+    String app = FenceSql.unique("app");
+    try (Connection c = db.connect()) {
+      FenceSql.run(c, "CREATE ROLE " + deployer + " LOGIN NOSUPERUSER NOCREATEROLE");
+      FenceSql.run(c, "GRANT CREATE ON DATABASE " + db.name() + " TO " + deployer);
+    }
+    try {
+      List<String> before = databaseObjects();
+      Run run =
+          run(
+              "migrate",
+              "--url",
+              db.jdbcUrl(),
+              "--user",
+              deployer,
+              "--owner-role",
+              owner,
+              "--app-role",
+              app);
+      assertThat(run.status()).as(run.err()).isEqualTo(1);
+      assertThat(run.err())
+          .contains("fencing migrations refused, nothing was created")
+          .contains("role " + owner + " does not exist, and " + deployer + " may not create roles")
+          .contains("GRANT " + owner + " TO " + deployer)
+          .endsWith("\n");
+      assertThat(run.out()).isEmpty();
+      assertThat(databaseObjects()).isEqualTo(before);
+      try (Connection c = db.connect()) {
+        assertThat(
+                FenceSql.longValue(
+                    c, "SELECT count(*) FROM pg_roles WHERE rolname IN (?, ?)", owner, app))
+            .isZero();
+      }
+    } finally {
+      try (Connection c = db.connect()) {
+        FenceSql.run(c, "REVOKE CREATE ON DATABASE " + db.name() + " FROM " + deployer);
+        FenceSql.run(c, "DROP ROLE " + deployer);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("B116 migrate with roles that already serve another database")
+  void rolesOfAnotherDatabaseAreRefused() throws SQLException {
+    try (TestDatabase other = TestDatabase.create("bad_input_cli_other")) {
+      FencingMigrations.builder(other.dataSource())
+          .ownerRole(other.ownerRole())
+          .applicationRole(other.appRole())
+          .build()
+          .migrate();
+      List<String> before = databaseObjects();
+      Run run =
+          run(
+              "migrate",
+              "--url",
+              db.jdbcUrl(),
+              "--user",
+              db.user(),
+              "--owner-role",
+              other.ownerRole(),
+              "--app-role",
+              other.appRole());
+      assertThat(run.status()).as(run.err()).isEqualTo(1);
+      assertThat(run.err())
+          .contains("already serve another database")
+          .contains("(database " + other.name() + ")")
+          .contains("--owner-role NAME --app-role NAME");
+      assertThat(run.out()).isEmpty();
+      assertThat(databaseObjects()).isEqualTo(before);
     }
   }
 

@@ -56,7 +56,7 @@ class BadInputSqlTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
     try (Connection s = db.connect()) {
       knownToken = Fence.acquire(s, KNOWN, "setup", TTL);
       otherToken = Fence.acquire(s, OTHER, "setup", TTL);
@@ -410,6 +410,31 @@ class BadInputSqlTest {
             "ZF006",
             "record_rejection takes a refusal SQLSTATE",
             "\"argument\": \"sqlstate\""),
+        // --- rejections (V9) ---
+        refusal(
+            "B111",
+            "rejections: resource name with a quote and a comment",
+            "SELECT * FROM fencing.rejections(?)",
+            args("ledger'; --"),
+            "ZF004",
+            "the character \"'\" at position 7",
+            "\"resource\": \"ledger'; --\""),
+        refusal(
+            "B112",
+            "rejections: limit 0",
+            "SELECT * FROM fencing.rejections(?, 0)",
+            args(KNOWN),
+            "ZF006",
+            "limit must be from 1 to 10000, was 0",
+            "\"argument\": \"limit\""),
+        refusal(
+            "B113",
+            "rejections: limit NULL",
+            "SELECT * FROM fencing.rejections(?, ?::integer)",
+            args(KNOWN, null),
+            "ZF006",
+            "limit must be from 1 to 10000, was null",
+            "\"argument\": \"limit\""),
         // --- carry and protected tables ---
         refusal(
             "B79",

@@ -45,7 +45,7 @@ class BadInputTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
     try (Connection setup = db.connect()) {
       Fence.acquire(setup, KNOWN, "setup", TTL);
     }

@@ -141,7 +141,14 @@ class CrashTest {
     }
     try {
       DataSource ds = cluster.dataSource(database);
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
+      // a second database of the cluster: roles of its own (the first one's serve "postgres")
+      assertThat(
+              FencingMigrations.builder(ds)
+                  .ownerRole("async_fencing_owner")
+                  .applicationRole("async_fencing_app")
+                  .build()
+                  .migrate())
+          .isEqualTo(Fence.MIGRATIONS);
       try (Connection c = ds.getConnection()) {
         FenceSql.run(c, "ALTER DATABASE " + database + " SET synchronous_commit = off");
       }

@@ -3,6 +3,7 @@ package dev.fencing.migrations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 /** Calls the fence's SQL functions over plain JDBC, as any client would. Test code only. */
 final class Fence {
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
-  static final int MIGRATIONS = 7;
+  static final int MIGRATIONS = 8;
 
   /** SQLSTATEs of the fence (see V2__fencing_functions.sql). */
   static final String STALE = "ZF001";
@@ -30,6 +31,19 @@ final class Fence {
   record Acquired(boolean acquired, @Nullable Long token, @Nullable String holder) {}
 
   private Fence() {}
+
+  /** The migrations of the test database: its own roles, migrated as its migration user. */
+  static FencingMigrations migrations(TestDatabaseExtension db) {
+    return FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build();
+  }
+
+  /** Migrates the test database (see {@link #migrations}); returns how many migrations ran. */
+  static int migrate(TestDatabaseExtension db) {
+    return migrations(db).migrate();
+  }
 
   static Acquired tryAcquire(Connection c, String resource, String holder, Duration ttl)
       throws SQLException {

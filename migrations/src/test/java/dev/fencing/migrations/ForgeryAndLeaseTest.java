@@ -23,7 +23,7 @@ class ForgeryAndLeaseTest {
 
   @BeforeAll
   static void migrate() {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
   }
 
   @Test

@@ -19,7 +19,7 @@ class FoundingTraceTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    Fence.migrate(db);
     try (Connection c = db.connect()) {
       Fence.execute(c, "CREATE TABLE ledger (entry text, token bigint)");
     }

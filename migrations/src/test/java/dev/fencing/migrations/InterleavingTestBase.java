@@ -27,7 +27,7 @@ abstract class InterleavingTestBase {
 
   @BeforeAll
   static void migrateAndStartPool() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    Fence.migrate(db);
     try (Connection c = db.connect()) {
       Interleaving.createWriteTable(c);
     }

@@ -71,7 +71,7 @@ class MigrationsTest {
 
   @Test
   void appliesToAnEmptyDatabase() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       assertSchemaExists(c, "fencing");
       assertThat(
@@ -79,26 +79,27 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactly("1 true", "2 true", "3 true", "4 true", "5 true", "6 true", "7 true");
+          .containsExactly(
+              "1 true", "2 true", "3 true", "4 true", "5 true", "6 true", "7 true", "9 true");
     }
-    assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(db.dataSource()));
-    FencingMigrations.validate(db.dataSource());
+    assertInfoShowsAllSuccessfulMigrations(Fence.migrations(db).info());
+    Fence.migrations(db).validate();
   }
 
   @Test
   void reRunningMigrateAppliesNothingAndChangesNothing() throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrations(db).migrate()).isEqualTo(Fence.MIGRATIONS);
     List<String> before;
     try (Connection c = db.connect()) {
       before = schemaState(c);
     }
-    assertThat(FencingMigrations.migrate(ds)).isZero();
-    assertThat(FencingMigrations.builder(ds).build().migrate()).isZero();
+    assertThat(Fence.migrations(db).migrate()).isZero();
+    assertThat(Fence.migrations(db).migrate()).isZero();
     try (Connection c = db.connect()) {
       assertThat(schemaState(c)).isEqualTo(before);
     }
-    FencingMigrations.validate(ds);
+    Fence.migrations(db).validate();
   }
 
   @ParameterizedTest(name = "application first: {0}")
@@ -114,13 +115,13 @@ class MigrationsTest {
             .load();
     if (applicationFirst) {
       assertThat(app.migrate().migrationsExecuted).isEqualTo(1);
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
+      assertThat(Fence.migrations(db).migrate()).isEqualTo(Fence.MIGRATIONS);
     } else {
-      assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
+      assertThat(Fence.migrations(db).migrate()).isEqualTo(Fence.MIGRATIONS);
       assertThat(app.migrate().migrationsExecuted).isEqualTo(1);
     }
     // and again, in the other order: nothing left to do for either
-    assertThat(FencingMigrations.migrate(ds)).isZero();
+    assertThat(Fence.migrations(db).migrate()).isZero();
     assertThat(app.migrate().migrationsExecuted).isZero();
 
     MigrationInfo[] appInfo = app.info().all();
@@ -128,8 +129,8 @@ class MigrationsTest {
     assertThat(appInfo[0].getVersion().getVersion()).isEqualTo("1");
     assertThat(appInfo[0].getState()).isEqualTo(MigrationState.SUCCESS);
     assertThat(app.validateWithResult().validationSuccessful).isTrue();
-    assertInfoShowsAllSuccessfulMigrations(FencingMigrations.info(ds));
-    FencingMigrations.validate(ds);
+    assertInfoShowsAllSuccessfulMigrations(Fence.migrations(db).info());
+    Fence.migrations(db).validate();
 
     try (Connection c = db.connect()) {
       assertThat(
@@ -151,7 +152,8 @@ class MigrationsTest {
               "4 protect new partitions true",
               "5 refuse hostile input true",
               "6 fast accept path true",
-              "7 record lease lost refusals true");
+              "7 record lease lost refusals true",
+              "9 rejections for the application true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -166,7 +168,12 @@ class MigrationsTest {
   @Test
   void customSchemaWorksEndToEnd() throws SQLException {
     DataSource ds = db.dataSource();
-    FencingMigrations locks = FencingMigrations.builder(ds).schema("locks").build();
+    FencingMigrations locks =
+        FencingMigrations.builder(db.migrationDataSource())
+            .ownerRole(db.ownerRole())
+            .applicationRole(db.appRole())
+            .schema("locks")
+            .build();
     assertThat(locks.migrate()).isEqualTo(Fence.MIGRATIONS);
     assertInfoShowsAllSuccessfulMigrations(locks.info());
     locks.validate();
@@ -208,13 +215,15 @@ class MigrationsTest {
       assertThat(
               FenceSql.string(
                   c,
-                  "SELECT bool_and(prosecdef AND proowner = 'fencing_owner'::regrole)::text"
+                  "SELECT bool_and(prosecdef AND proowner = ?::regrole)::text"
                       + " FROM pg_proc WHERE pronamespace = 'locks'::regnamespace"
-                      + " AND has_function_privilege('fencing_app', oid, 'EXECUTE')"))
+                      + " AND has_function_privilege(?, oid, 'EXECUTE')",
+                  db.ownerRole(),
+                  db.appRole()))
           .isEqualTo("true");
     }
     // the default configuration sees nothing of it
-    assertThatThrownBy(() -> FencingMigrations.validate(ds))
+    assertThatThrownBy(() -> Fence.migrations(db).validate())
         .isInstanceOf(FencingMigrationException.class);
     locks.validate();
   }
@@ -246,11 +255,11 @@ class MigrationsTest {
             List.of("relation fencing.resource was changed since migration")),
         arguments(
             "operator function granted to the application",
-            "GRANT EXECUTE ON FUNCTION fencing.advance_sequence(bigint) TO fencing_app",
+            "GRANT EXECUTE ON FUNCTION fencing.advance_sequence(bigint) TO $APP",
             List.of("function fencing.advance_sequence(bigint) was changed since migration")),
         arguments(
             "table given to the application role",
-            "ALTER TABLE fencing.lease OWNER TO fencing_app",
+            "ALTER TABLE fencing.lease OWNER TO $APP",
             List.of("relation fencing.lease was changed since migration")),
         arguments(
             "constraint added",
@@ -289,13 +298,14 @@ class MigrationsTest {
   void validateNamesTheTamperedObject(String label, String tamper, List<String> expected)
       throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
-    FencingMigrations.validate(ds);
+    assertThat(Fence.migrations(db).migrate()).isEqualTo(Fence.MIGRATIONS);
+    Fence.migrations(db).validate();
     try (Connection c = db.connect()) {
-      FenceSql.run(c, tamper);
+      FenceSql.run(c, tamper.replace("$APP", db.appRole()));
     }
     FencingMigrationException e =
-        catchThrowableOfType(FencingMigrationException.class, () -> FencingMigrations.validate(ds));
+        catchThrowableOfType(
+            FencingMigrationException.class, () -> Fence.migrations(db).validate());
     assertThat((Throwable) e).as(label).isNotNull();
     assertThat(e.getMessage())
         .as(label)
@@ -303,8 +313,8 @@ class MigrationsTest {
         .contains(expected);
 
     // a migrate that applies nothing must not bless the tampered object
-    assertThat(FencingMigrations.migrate(ds)).isZero();
-    assertThatThrownBy(() -> FencingMigrations.validate(ds))
+    assertThat(Fence.migrations(db).migrate()).isZero();
+    assertThatThrownBy(() -> Fence.migrations(db).validate())
         .as(label + ", after a migrate")
         .isInstanceOf(FencingMigrationException.class)
         .hasMessageContaining(expected.get(0));
@@ -313,14 +323,14 @@ class MigrationsTest {
   @Test
   void validateDetectsAChangedMigrationChecksum() throws SQLException {
     DataSource ds = db.dataSource();
-    assertThat(FencingMigrations.migrate(ds)).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrations(db).migrate()).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
           "UPDATE fencing.fencing_schema_history SET checksum = coalesce(checksum, 0) + 1"
               + " WHERE version = '2'");
     }
-    assertThatThrownBy(() -> FencingMigrations.validate(ds))
+    assertThatThrownBy(() -> Fence.migrations(db).validate())
         .isInstanceOf(FencingMigrationException.class)
         .hasMessageContaining("fencing schema fencing is not as migrated")
         .hasMessageContaining("migration 2")
@@ -329,7 +339,7 @@ class MigrationsTest {
 
   @Test
   void validateFailsOnADatabaseThatWasNeverMigrated() {
-    assertThatThrownBy(() -> FencingMigrations.validate(db.dataSource()))
+    assertThatThrownBy(() -> Fence.migrations(db).validate())
         .isInstanceOf(FencingMigrationException.class)
         .hasMessageContaining("fencing schema fencing is not as migrated");
   }
@@ -488,26 +498,76 @@ class MigrationsTest {
   @Test
   void commandMigratesInformsAndValidates() throws SQLException {
     String url = db.jdbcUrl();
-    Run migrate = command("migrate", "--url", url, "--user", db.user());
+    Run migrate =
+        command(
+            "migrate",
+            "--url",
+            url,
+            "--user",
+            db.user(),
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(migrate.status()).as(migrate.err()).isZero();
     assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
 
-    Run again = command("migrate", "--url", url, "--user", db.user());
+    Run again =
+        command(
+            "migrate",
+            "--url",
+            url,
+            "--user",
+            db.user(),
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(again.status()).isZero();
     assertThat(again.out()).contains("applied 0 migration(s)");
 
-    Run info = command("info", "--url", url, "--user", db.user());
+    Run info =
+        command(
+            "info",
+            "--url",
+            url,
+            "--user",
+            db.user(),
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(info.status()).as(info.err()).isZero();
     assertInfoShowsAllSuccessfulMigrations(info.out().lines().toList());
 
-    Run valid = command("validate", "--url", url, "--user", db.user());
+    Run valid =
+        command(
+            "validate",
+            "--url",
+            url,
+            "--user",
+            db.user(),
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(valid.status()).as(valid.err()).isZero();
     assertThat(valid.out()).contains("schema is as migrated");
 
     try (Connection c = db.connect()) {
       FenceSql.run(c, "ALTER FUNCTION fencing.check_token(text, bigint) SECURITY INVOKER");
     }
-    Run tampered = command("validate", "--url", url, "--user", db.user());
+    Run tampered =
+        command(
+            "validate",
+            "--url",
+            url,
+            "--user",
+            db.user(),
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(tampered.status()).isEqualTo(1);
     assertThat(tampered.err())
         .contains("function fencing.check_token(text,bigint) was changed since migration");
@@ -517,11 +577,33 @@ class MigrationsTest {
   @Test
   void commandWithACustomSchemaMigratesThatSchema() throws SQLException {
     Run migrate =
-        command("migrate", "--url", db.jdbcUrl(), "--user", db.user(), "--schema", "locks");
+        command(
+            "migrate",
+            "--url",
+            db.jdbcUrl(),
+            "--user",
+            db.user(),
+            "--schema",
+            "locks",
+            "--owner-role",
+            db.ownerRole(),
+            "--app-role",
+            db.appRole());
     assertThat(migrate.status()).as(migrate.err()).isZero();
     assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
     assertThat(
-            command("validate", "--url", db.jdbcUrl(), "--user", db.user(), "--schema", "locks")
+            command(
+                    "validate",
+                    "--url",
+                    db.jdbcUrl(),
+                    "--user",
+                    db.user(),
+                    "--schema",
+                    "locks",
+                    "--owner-role",
+                    db.ownerRole(),
+                    "--app-role",
+                    db.appRole())
                 .status())
         .isZero();
     try (Connection c = db.connect()) {
@@ -588,6 +670,10 @@ class MigrationsTest {
     assertThat(versioned.get(6))
         .startsWith("7 ")
         .contains("record lease lost refusals")
+        .contains("Success");
+    assertThat(versioned.get(7))
+        .startsWith("9 ")
+        .contains("rejections for the application")
         .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))

@@ -38,6 +38,7 @@ class PrivilegesTest {
           "fencing.check_tokens(text[],bigint[])",
           "fencing.create_resource(text,boolean,boolean)",
           "fencing.record_rejection(text,bigint,text)",
+          "fencing.rejections(text,integer)",
           "fencing.release(text,bigint)",
           "fencing.renew(text,bigint,interval)",
           "fencing.status(text)",
@@ -61,10 +62,10 @@ class PrivilegesTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       FenceSql.run(c, "CREATE ROLE " + APP_USER + " LOGIN");
-      FenceSql.run(c, "GRANT fencing_app TO " + APP_USER);
+      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP_USER);
       issuedToken = Fence.acquire(c, RESOURCE, "superuser-setup", TTL);
     }
   }
@@ -117,6 +118,65 @@ class PrivilegesTest {
               FenceSql.string(
                   admin, "SELECT db_user FROM fencing.rejection ORDER BY id DESC LIMIT 1"))
           .isEqualTo(APP_USER);
+    }
+  }
+
+  @Test
+  void applicationRoleSeesItsRefusalsButCannotForgeOrDeleteThem() throws SQLException {
+    String r = "privileges/refused";
+    String other = "privileges/refused-other";
+    long token;
+    try (Connection admin = db.connect()) {
+      long old = Fence.acquire(admin, r, "old-holder", Duration.ofMillis(1));
+      token = Fence.acquire(admin, r, "new-holder", TTL); // the 1 ms lease has expired by now
+      assertThat(token).isGreaterThan(old);
+      Fence.acquire(admin, other, "someone", TTL);
+    }
+    FenceSql.Snapshot before;
+    try (Connection app = db.connect(APP_USER)) {
+      long first = FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, 1L);
+      long second =
+          FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, token - 1);
+      FenceSql.run(app, "SELECT fencing.record_rejection(?, 1, 'ZF003')", other);
+
+      // its own resource's refusals, newest first, with what the fence knew (not what was claimed)
+      assertThat(
+              FenceSql.strings(
+                  app,
+                  "SELECT id || ' ' || resource || ' ' || token || ' ' || max_seen || ' ' || reason"
+                      + " || ' ' || db_user FROM fencing.rejections(?)",
+                  r))
+          .containsExactly(
+              second + " " + r + " " + (token - 1) + " " + token + " stale_token " + APP_USER,
+              first + " " + r + " 1 " + token + " stale_token " + APP_USER);
+      assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(?, 1)", r))
+          .isEqualTo(1);
+      assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(NULL)"))
+          .isGreaterThanOrEqualTo(3);
+      try (Connection admin = db.connect()) {
+        before = FenceSql.snapshot(admin);
+      }
+      // but not the table: it can neither read, forge nor delete a row there
+      for (String sql :
+          List.of(
+              "SELECT * FROM fencing.rejection",
+              "INSERT INTO fencing.rejection (resource, reason, sqlstate)"
+                  + " VALUES ('x', 'stale_token', 'ZF001')",
+              "UPDATE fencing.rejection SET holder = 'someone else'",
+              "DELETE FROM fencing.rejection",
+              "TRUNCATE fencing.rejection",
+              "ALTER FUNCTION fencing.rejections(text, integer) SECURITY INVOKER",
+              "CREATE OR REPLACE FUNCTION fencing.rejections(p_resource text, p_limit integer)"
+                  + " RETURNS SETOF fencing.rejection LANGUAGE sql AS 'SELECT NULL::fencing.rejection'")) {
+        SQLException e = catchThrowableOfType(SQLException.class, () -> execute(app, sql));
+        assertThat((Throwable) e).as("%s must be refused", sql).isNotNull();
+        assertThat(e.getSQLState())
+            .as("%s: %s", sql, e.getMessage())
+            .isEqualTo(INSUFFICIENT_PRIVILEGE);
+      }
+    }
+    try (Connection admin = db.connect()) {
+      assertThat(FenceSql.snapshot(admin)).isEqualTo(before);
     }
   }
 
@@ -189,9 +249,9 @@ class PrivilegesTest {
             "ALTER SCHEMA fencing RENAME TO fencing_gone",
             "DROP SCHEMA fencing CASCADE",
             // becoming someone who could
-            "SET ROLE fencing_owner",
-            "SET SESSION AUTHORIZATION fencing_owner",
-            "GRANT fencing_owner TO " + APP_USER,
+            "SET ROLE " + db.ownerRole(),
+            "SET SESSION AUTHORIZATION " + db.ownerRole(),
+            "GRANT " + db.ownerRole() + " TO " + APP_USER,
             "SET session_replication_role = replica"));
 
     FenceSql.Snapshot before;
@@ -231,14 +291,14 @@ class PrivilegesTest {
                   "SELECT prosecdef::text FROM pg_proc"
                       + " WHERE oid = 'fencing.check_token(text, bigint)'::regprocedure"))
           .isEqualTo("true");
-      FencingMigrations.validate(db.dataSource());
+      Fence.migrations(db).validate();
     }
   }
 
   @Test
   void ownerAndApplicationRolesCannotLogInAndAreNotPrivileged() throws SQLException {
     try (Connection c = db.connect()) {
-      for (String role : new String[] {"fencing_owner", "fencing_app"}) {
+      for (String role : new String[] {db.ownerRole(), db.appRole()}) {
         assertThat(
                 FenceSql.string(
                     c,
@@ -258,23 +318,27 @@ class PrivilegesTest {
                       + " AND relname IN ('resource', 'lease', 'issuance', 'rejection', 'token_seq')"
                       + " ORDER BY relname"))
           .containsExactly(
-              "issuance fencing_owner",
-              "lease fencing_owner",
-              "rejection fencing_owner",
-              "resource fencing_owner",
-              "token_seq fencing_owner");
+              "issuance " + db.ownerRole(),
+              "lease " + db.ownerRole(),
+              "rejection " + db.ownerRole(),
+              "resource " + db.ownerRole(),
+              "token_seq " + db.ownerRole());
       assertThat(
               FenceSql.longValue(
                   c,
                   "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'fencing'::regnamespace"
-                      + " AND relowner = 'fencing_app'::regrole)"
+                      + " AND relowner = '"
+                      + db.appRole()
+                      + "'::regrole)"
                       + " + (SELECT count(*) FROM pg_proc WHERE pronamespace = 'fencing'::regnamespace"
-                      + " AND proowner = 'fencing_app'::regrole)"))
+                      + " AND proowner = '"
+                      + db.appRole()
+                      + "'::regrole)"))
           .isZero();
       // the application login role is not a member of the owner role
       assertThat(
               FenceSql.string(
-                  c, "SELECT pg_has_role(?, 'fencing_owner', 'MEMBER')::text", APP_USER))
+                  c, "SELECT pg_has_role(?, '" + db.ownerRole() + "', 'MEMBER')::text", APP_USER))
           .isEqualTo("false");
     }
   }
@@ -289,7 +353,9 @@ class PrivilegesTest {
                   c,
                   "SELECT p.oid::regprocedure::text FROM pg_proc p"
                       + " WHERE p.pronamespace = 'fencing'::regnamespace"
-                      + " AND has_function_privilege('fencing_app', p.oid, 'EXECUTE')"
+                      + " AND has_function_privilege('"
+                      + db.appRole()
+                      + "', p.oid, 'EXECUTE')"
                       + " ORDER BY 1"))
           .containsExactlyElementsOf(API);
 
@@ -299,13 +365,15 @@ class PrivilegesTest {
                   "SELECT p.oid::regprocedure::text, p.prosecdef, p.proowner::regrole::text,"
                       + " coalesce(p.proconfig, '{}'::text[]) @> ARRAY['search_path=pg_catalog, pg_temp']"
                       + " FROM pg_proc p WHERE p.pronamespace = 'fencing'::regnamespace"
-                      + " AND has_function_privilege('fencing_app', p.oid, 'EXECUTE')")) {
+                      + " AND has_function_privilege('"
+                      + db.appRole()
+                      + "', p.oid, 'EXECUTE')")) {
         int rows = 0;
         while (rs.next()) {
           rows++;
           String function = rs.getString(1);
           assertThat(rs.getBoolean(2)).as("%s is SECURITY DEFINER", function).isTrue();
-          assertThat(rs.getString(3)).as("owner of %s", function).isEqualTo("fencing_owner");
+          assertThat(rs.getString(3)).as("owner of %s", function).isEqualTo(db.ownerRole());
           assertThat(rs.getBoolean(4))
               .as("%s has SET search_path = pg_catalog, pg_temp", function)
               .isTrue();
@@ -338,7 +406,9 @@ class PrivilegesTest {
                       + " WHERE p.pronamespace = 'fencing'::regnamespace"
                       + " AND p.proconfig IS NULL"
                       + " AND (p.prosecdef OR has_function_privilege('public', p.oid, 'EXECUTE')"
-                      + "      OR has_function_privilege('fencing_app', p.oid, 'EXECUTE'))"))
+                      + "      OR has_function_privilege('"
+                      + db.appRole()
+                      + "', p.oid, 'EXECUTE'))"))
           .isEmpty();
       // no callable SECURITY DEFINER function runs as a superuser (the event trigger function of
       // V4 must, to add triggers to partitions of tables it does not own; PostgreSQL lets nobody
@@ -375,14 +445,20 @@ class PrivilegesTest {
                       + " aclexplode(coalesce(cl.relacl, acldefault(CASE WHEN cl.relkind = 'S'"
                       + " THEN 's' ELSE 'r' END::\"char\", cl.relowner))) a"
                       + " WHERE cl.relnamespace = 'fencing'::regnamespace"
-                      + " AND (a.grantee = 0 OR a.grantee = 'fencing_app'::regrole)"))
+                      + " AND (a.grantee = 0 OR a.grantee = '"
+                      + db.appRole()
+                      + "'::regrole)"))
           .isEmpty();
       // the application role may use the schema, not create in it
       assertThat(
               FenceSql.string(
                   c,
-                  "SELECT has_schema_privilege('fencing_app', 'fencing', 'USAGE')::text"
-                      + " || has_schema_privilege('fencing_app', 'fencing', 'CREATE')::text"
+                  "SELECT has_schema_privilege('"
+                      + db.appRole()
+                      + "', 'fencing', 'USAGE')::text"
+                      + " || has_schema_privilege('"
+                      + db.appRole()
+                      + "', 'fencing', 'CREATE')::text"
                       + " || has_schema_privilege('public', 'fencing', 'CREATE')::text"))
           .isEqualTo("truefalsefalse");
     }

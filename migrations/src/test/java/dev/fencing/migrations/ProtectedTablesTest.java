@@ -54,14 +54,14 @@ class ProtectedTablesTest {
 
   @BeforeAll
   static void setUp() throws SQLException {
-    assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(Fence.MIGRATIONS);
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
           "ALTER DATABASE " + FenceSql.quoteIdentifier(db.name()) + " SET track_functions = 'all'");
       FenceSql.run(c, "CREATE ROLE " + OWNER + " NOLOGIN");
       FenceSql.run(c, "CREATE ROLE " + APP + " LOGIN");
-      FenceSql.run(c, "GRANT fencing_app TO " + APP);
+      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP);
       FenceSql.run(c, "CREATE TABLE item (id int PRIMARY KEY, note text NOT NULL)");
       FenceSql.run(c, "CREATE TABLE account (id int PRIMARY KEY, balance int NOT NULL)");
       FenceSql.run(c, "CREATE TABLE plain (id int PRIMARY KEY, note text NOT NULL)");
@@ -575,7 +575,7 @@ class ProtectedTablesTest {
                   OWNER,
                   APP))
           .isEqualTo("false false");
-      FencingMigrations.validate(db.dataSource());
+      Fence.migrations(db).validate();
     }
   }
 
@@ -619,7 +619,7 @@ class ProtectedTablesTest {
       // may protect only the tables it owns
       String operator = FenceSql.unique("prot_operator");
       FenceSql.run(c, "CREATE ROLE " + operator + " LOGIN");
-      FenceSql.run(c, "GRANT fencing_owner TO " + operator);
+      FenceSql.run(c, "GRANT " + db.ownerRole() + " TO " + operator);
       try (Connection op = db.connect(operator)) {
         SQLException notOwner =
             assertFails(

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +24,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The name is {@code fencing_<hint>_<8 random hex digits>}, where the hint is lower-cased, every
  * character other than {@code [a-z0-9_]} becomes {@code _}, and it is cut to 30 characters.
+ *
+ * <p>Each database has its own fence roles, {@link #ownerRole()} and {@link #appRole()} (roles are
+ * cluster-wide, and the migrations refuse roles that serve another database), dropped by {@link
+ * #close()} with the database. Migrate with {@link #migrationDataSource()}: as {@link #user()} (a
+ * superuser), or, when {@code fencing.test.migrateAs} / {@code FENCING_TEST_MIGRATE_AS} is {@code
+ * deployer}, as a role of its own that is no superuser but owns the database and has {@code
+ * CREATEROLE} (managed PostgreSQL's administrator).
  */
 public final class TestDatabase implements AutoCloseable {
 
@@ -31,11 +39,36 @@ public final class TestDatabase implements AutoCloseable {
 
   private final TestPostgres server;
   private final String name;
+  private final @Nullable String deployer;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TestDatabase(TestPostgres server, String name) {
+  private TestDatabase(TestPostgres server, String name, @Nullable String deployer) {
     this.server = server;
     this.name = name;
+    this.deployer = deployer;
+  }
+
+  /**
+   * Whether tests migrate as a non-superuser deployer: {@code fencing.test.migrateAs} / {@code
+   * FENCING_TEST_MIGRATE_AS} is {@code deployer} (else {@code superuser}, the default).
+   *
+   * @throws IllegalStateException for any other value
+   */
+  public static boolean migratesAsDeployer() {
+    String value = System.getProperty("fencing.test.migrateAs");
+    if (value == null || value.isBlank()) {
+      value = System.getenv("FENCING_TEST_MIGRATE_AS");
+    }
+    if (value == null || value.isBlank() || value.trim().equals("superuser")) {
+      return false;
+    }
+    if (value.trim().equals("deployer")) {
+      return true;
+    }
+    throw new IllegalStateException(
+        "fencing.test.migrateAs / FENCING_TEST_MIGRATE_AS must be superuser or deployer, was '"
+            + value
+            + "'");
   }
 
   /**
@@ -51,16 +84,59 @@ public final class TestDatabase implements AutoCloseable {
             + sanitize(hint)
             + "_"
             + String.format(Locale.ROOT, "%08x", ThreadLocalRandom.current().nextInt());
+    String deployer = migratesAsDeployer() ? name + "_deployer" : null;
     try (Connection admin = server.adminConnection();
         Statement statement = admin.createStatement()) {
+      if (deployer != null) {
+        statement.execute(
+            "CREATE ROLE "
+                + quote(deployer)
+                + " LOGIN NOSUPERUSER CREATEROLE"
+                + (server.password().isEmpty()
+                    ? ""
+                    : " PASSWORD '" + server.password().replace("'", "''") + "'"));
+      }
       // template0: nobody can be connected to it, so concurrent creations never collide
-      statement.execute("CREATE DATABASE " + quote(name) + " TEMPLATE template0");
+      statement.execute(
+          "CREATE DATABASE "
+              + quote(name)
+              + " TEMPLATE template0"
+              + (deployer == null ? "" : " OWNER " + quote(deployer)));
     } catch (SQLException e) {
       throw new IllegalStateException(
           "Could not create database " + name + " on " + server.source(), e);
     }
     LOG.debug("Created database {} on {}", name, server.source());
-    return new TestDatabase(server, name);
+    return new TestDatabase(server, name, deployer);
+  }
+
+  /** This database's fence owner role ({@code <name>_owner}): pass it to the migrations. */
+  public String ownerRole() {
+    return name + "_owner";
+  }
+
+  /** This database's fence application role ({@code <name>_app}): pass it to the migrations. */
+  public String appRole() {
+    return name + "_app";
+  }
+
+  /**
+   * Who migrates: {@link #user()}, or the non-superuser deployer when {@link
+   * #migratesAsDeployer()}.
+   */
+  public String migrationUser() {
+    return deployer == null ? user() : deployer;
+  }
+
+  /** A new, unpooled data source for this database as {@link #migrationUser()}. */
+  public DataSource migrationDataSource() {
+    PGSimpleDataSource dataSource = new PGSimpleDataSource();
+    dataSource.setURL(jdbcUrl());
+    dataSource.setUser(migrationUser());
+    if (!password().isEmpty()) {
+      dataSource.setPassword(password());
+    }
+    return dataSource;
   }
 
   /** The database's name. */
@@ -111,10 +187,10 @@ public final class TestDatabase implements AutoCloseable {
   }
 
   /**
-   * Drops the database, disconnecting whoever is still connected ({@code WITH (FORCE)}). Closing
-   * twice is harmless.
+   * Drops the database, disconnecting whoever is still connected ({@code WITH (FORCE)}), then its
+   * roles ({@link #ownerRole()}, {@link #appRole()}, the deployer). Closing twice is harmless.
    *
-   * @throws IllegalStateException if the database cannot be dropped
+   * @throws IllegalStateException if the database or a role cannot be dropped
    */
   @Override
   public void close() {
@@ -124,6 +200,11 @@ public final class TestDatabase implements AutoCloseable {
     try (Connection admin = server.adminConnection();
         Statement statement = admin.createStatement()) {
       statement.execute("DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+      statement.execute("DROP ROLE IF EXISTS " + quote(ownerRole()));
+      statement.execute("DROP ROLE IF EXISTS " + quote(appRole()));
+      if (deployer != null) {
+        statement.execute("DROP ROLE IF EXISTS " + quote(deployer));
+      }
     } catch (SQLException e) {
       throw new IllegalStateException(
           "Could not drop database " + name + " on " + server.source(), e);

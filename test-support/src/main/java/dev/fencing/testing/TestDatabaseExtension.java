@@ -108,6 +108,26 @@ public final class TestDatabaseExtension
     return database().password();
   }
 
+  /** See {@link TestDatabase#ownerRole()}. */
+  public String ownerRole() {
+    return database().ownerRole();
+  }
+
+  /** See {@link TestDatabase#appRole()}. */
+  public String appRole() {
+    return database().appRole();
+  }
+
+  /** See {@link TestDatabase#migrationUser()}. */
+  public String migrationUser() {
+    return database().migrationUser();
+  }
+
+  /** See {@link TestDatabase#migrationDataSource()}. */
+  public DataSource migrationDataSource() {
+    return database().migrationDataSource();
+  }
+
   /** See {@link TestDatabase#dataSource()}. */
   public DataSource dataSource() {
     return database().dataSource();

@@ -37,7 +37,11 @@ class ComparisonTest {
 
   @BeforeAll
   static void play() throws Exception {
-    FencingMigrations.migrate(db.dataSource());
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     rows = new Comparison(db.dataSource(), settings).run();
   }
 

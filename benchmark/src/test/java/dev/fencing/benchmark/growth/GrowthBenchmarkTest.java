@@ -22,7 +22,11 @@ class GrowthBenchmarkTest {
 
   @Test
   void measuresEveryGrowthCurve() throws Exception {
-    FencingMigrations.migrate(db.dataSource());
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     Scale tiny = Scale.tiny();
 
     Map<String, Section> sections =

@@ -23,7 +23,11 @@ class LeaseBenchmarkTest {
 
   @Test
   void measuresAcquireReleaseAgainstZooKeeperAndHandovers() throws Exception {
-    FencingMigrations.migrate(db.dataSource());
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     Scale tiny = Scale.tiny();
 
     Map<String, Section> sections =
