@@ -122,8 +122,7 @@ class DeployerMigrationTest {
                 "LOGIN NOSUPERUSER NOCREATEROLE",
                 true,
                 "CREATE ROLE $OWNER NOLOGIN NOINHERIT; CREATE ROLE $APP NOLOGIN",
-                List.of(
-                    "$DEPLOYER must be a member of role $OWNER", "GRANT $OWNER TO $DEPLOYER"))),
+                List.of("$DEPLOYER must be a member of role $OWNER", "GRANT $OWNER TO $DEPLOYER"))),
         arguments(
             new Lacking(
                 "a member that does not inherit",

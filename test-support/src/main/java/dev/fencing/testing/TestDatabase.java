@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
@@ -40,6 +42,7 @@ public final class TestDatabase implements AutoCloseable {
   private final TestPostgres server;
   private final String name;
   private final @Nullable String deployer;
+  private final Set<String> roles = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private TestDatabase(TestPostgres server, String name, @Nullable String deployer) {
@@ -118,6 +121,21 @@ public final class TestDatabase implements AutoCloseable {
   /** This database's fence application role ({@code <name>_app}): pass it to the migrations. */
   public String appRole() {
     return name + "_app";
+  }
+
+  /**
+   * A role name of this database's own, {@code <name>_<suffix>}, e.g. for the application's login:
+   * {@link #close()} drops it (if it was created) after the database.
+   *
+   * @param suffix lower-case letters, digits and {@code _}
+   */
+  public String role(String suffix) {
+    if (!suffix.matches("[a-z0-9_]{1,8}")) {
+      throw new IllegalArgumentException("role suffix: 1 to 8 of [a-z0-9_], was '" + suffix + "'");
+    }
+    String role = name + "_" + suffix;
+    roles.add(role);
+    return role;
   }
 
   /**
@@ -200,6 +218,9 @@ public final class TestDatabase implements AutoCloseable {
     try (Connection admin = server.adminConnection();
         Statement statement = admin.createStatement()) {
       statement.execute("DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+      for (String role : roles) {
+        statement.execute("DROP ROLE IF EXISTS " + quote(role));
+      }
       statement.execute("DROP ROLE IF EXISTS " + quote(ownerRole()));
       statement.execute("DROP ROLE IF EXISTS " + quote(appRole()));
       if (deployer != null) {

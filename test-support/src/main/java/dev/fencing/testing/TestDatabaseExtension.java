@@ -118,6 +118,11 @@ public final class TestDatabaseExtension
     return database().appRole();
   }
 
+  /** See {@link TestDatabase#role(String)}. */
+  public String role(String suffix) {
+    return database().role(suffix);
+  }
+
   /** See {@link TestDatabase#migrationUser()}. */
   public String migrationUser() {
     return database().migrationUser();
