@@ -446,6 +446,21 @@ class MigrationsTest {
   }
 
   @Test
+  void commandHelpPrintsTheUsageToStdoutAndEveryUsageEndsWithANewline() {
+    Run help = command("--help");
+    assertThat(help.status()).isZero();
+    assertThat(help.out()).isEqualTo(MigrateCommand.USAGE).endsWith("\n");
+    assertThat(help.out())
+        .contains("--owner-role NAME", "--app-role NAME", "--verbose", "migrate", "validate");
+    assertThat(help.err()).isEmpty();
+    assertThat(command("migrate", "--url", db.jdbcUrl(), "-h").out())
+        .isEqualTo(MigrateCommand.USAGE);
+    Run bad = command("migrate");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).endsWith(MigrateCommand.USAGE).endsWith("\n");
+  }
+
+  @Test
   void commandRejectsBadNamesWithTwoAndMigratesNothing() throws SQLException {
     Run badSchema = command("migrate", "--url", db.jdbcUrl(), "--schema", "Locks");
     assertThat(badSchema.status()).isEqualTo(2);

@@ -51,6 +51,10 @@ public final class Main {
           case "--url" -> url = value(args, ++i);
           case "--unfenced" -> fenced = false;
           case "--report" -> report = Path.of(value(args, ++i));
+          case "--help", "-h" -> {
+            System.out.print(USAGE);
+            System.exit(0);
+          }
           default -> usage("unknown argument " + args[i]);
         }
       }
@@ -138,11 +142,21 @@ public final class Main {
     return args[i];
   }
 
+  static final String USAGE =
+      """
+      usage: java -jar fencing-torture.jar [--seed N] [--duration 10m] [--workers 4] [--resources 2]
+                                          [--ttl 1500ms] [--url JDBC_URL] [--unfenced] [--report FILE]
+             java -jar fencing-torture.jar --help
+      Runs worker processes against the fence with seeded faults and checks the history; exits 1
+      on violations. Without --url: an embedded PostgreSQL it may crash. Password of --url:
+      environment FENCING_DB_PASSWORD.
+      """;
+
   private static void usage(@Nullable String problem) {
-    System.err.println(problem);
-    System.err.println(
-        "usage: java -jar fencing-torture.jar [--seed N] [--duration 10m] [--workers 4]"
-            + " [--resources 2] [--ttl 1500ms] [--url JDBC_URL] [--unfenced] [--report FILE]");
+    if (problem != null) {
+      System.err.println(problem);
+    }
+    System.err.print(USAGE);
     System.exit(2);
   }
 }

@@ -63,6 +63,10 @@ public final class CompareCommand {
     @Nullable String user = null;
     Settings settings = Settings.defaults();
     Path file = Path.of(DEFAULT_OUT);
+    if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
+      out.println(USAGE);
+      return 0;
+    }
     for (int i = 0; i < args.length; i += 2) {
       String option = args[i];
       if (!List.of("--url", "--user", "--redis", "--out").contains(option)) {
