@@ -1,6 +1,7 @@
 package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -15,7 +16,11 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The README's Java quick start, run as written (plus the assertions). */
+/**
+ * The README's Java quick start, run as written (plus the assertions), and what its catch block
+ * says: a zombie's write throws {@link FencingRefusedException} straight from JDBC, whether it
+ * binds its lease (the client refuses, ZF005) or only the token (PostgreSQL refuses, ZF001).
+ */
 class QuickStartExampleTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
 
@@ -27,40 +32,73 @@ class QuickStartExampleTest {
     hikariConfig.setUsername(db.user());
     hikariConfig.setPassword(db.password());
     hikariConfig.setMaximumPoolSize(2);
-    try (HikariDataSource pool = new HikariDataSource(hikariConfig);
-        LeaseClient leases = LeaseClient.builder(pool).holder("worker-7").keepAlive(true).build()) {
+    try (HikariDataSource pool = new HikariDataSource(hikariConfig)) {
       try (Connection c = pool.getConnection();
           Statement s = c.createStatement()) {
         s.execute("CREATE TABLE accounts (id bigint PRIMARY KEY, balance bigint)");
         s.execute("INSERT INTO accounts VALUES (1, 100)");
       }
-      DataSource db = FencedDataSource.wrap(pool);
       boolean refused = false;
 
-      try (Lease lease = leases.acquire("ledger", Duration.ofSeconds(30), Duration.ofSeconds(10));
+      // --- the README's snippet, as written ---
+      DataSource db = FencedDataSource.wrap(pool); // pool: your HikariCP pool, as it is
+      try (LeaseClient leases = LeaseClient.builder(pool).holder("worker-7").build();
+          Lease lease = leases.acquire("ledger", Duration.ofSeconds(30), Duration.ofSeconds(10));
           FencingScope scope = Fencing.bind(lease);
           Connection c = db.getConnection()) {
         c.setAutoCommit(false);
         try (PreparedStatement ps =
-            c.prepareStatement("UPDATE accounts SET balance = balance - ? WHERE id = ?")) {
-          ps.setLong(1, 10);
-          ps.setLong(2, 1);
-          ps.executeUpdate();
+            c.prepareStatement("UPDATE accounts SET balance = balance - 10 WHERE id = 1")) {
+          ps.executeUpdate(); // PostgreSQL checks the token first
         }
         c.commit();
-      } catch (SQLException e) {
-        if (FencingExceptions.find(e).isPresent()) {
-          refused = true;
-        }
+      } catch (FencingRefusedException e) {
+        refused = true;
       }
+      // --- end of the snippet ---
 
       assertThat(refused).isFalse();
-      try (Connection c = pool.getConnection();
-          Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT balance FROM accounts WHERE id = 1")) {
-        rs.next();
-        assertThat(rs.getLong(1)).isEqualTo(90);
+      assertThat(balance(pool)).isEqualTo(90);
+
+      // The catch block's claim: a zombie's write is a FencingRefusedException from JDBC itself.
+      try (LeaseClient zombies = LeaseClient.builder(pool).holder("zombie").build();
+          LeaseClient workers = LeaseClient.builder(pool).holder("worker-8").build()) {
+        Lease zombie = zombies.acquire("ledger", Duration.ofMillis(300), Duration.ofSeconds(10));
+        // waits for the zombie's lease to expire on the database clock
+        try (Lease current =
+            workers.acquire("ledger", Duration.ofSeconds(30), Duration.ofSeconds(30))) {
+          assertThat(current.token().value()).isGreaterThan(zombie.token().value());
+          SQLException lost = refusal(db, Fencing.bind(zombie));
+          assertThat((Throwable) lost).isInstanceOf(LeaseLostException.class);
+          assertThat(lost.getSQLState()).isEqualTo("ZF005");
+          SQLException stale = refusal(db, Fencing.bind(zombie.token()));
+          assertThat((Throwable) stale).isInstanceOf(StaleFencingTokenException.class);
+          assertThat(stale.getSQLState()).isEqualTo("ZF001");
+        }
       }
+      assertThat(balance(pool)).isEqualTo(90);
+    }
+  }
+
+  private static FencingRefusedException refusal(DataSource db, FencingScope scope) {
+    try (scope;
+        Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps =
+          c.prepareStatement("UPDATE accounts SET balance = balance - 10 WHERE id = 1")) {
+        return catchThrowableOfType(FencingRefusedException.class, ps::executeUpdate);
+      }
+    } catch (SQLException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static long balance(DataSource pool) throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT balance FROM accounts WHERE id = 1")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 }
