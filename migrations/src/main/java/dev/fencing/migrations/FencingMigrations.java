@@ -1,13 +1,9 @@
 package dev.fencing.migrations;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +14,6 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.output.ValidateResult;
-import org.postgresql.util.PSQLException;
-import org.postgresql.util.ServerErrorMessage;
 
 /**
  * Applies and checks the fence's schema: the token sequence, the resource, lease, issuance and
@@ -67,7 +61,6 @@ public final class FencingMigrations {
   static final String PARTITION_TRIGGER = "fencing_protect_new_partitions";
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-  private static final String PREPARE = "db/fencing/beforeEachMigrate.sql";
 
   private final DataSource dataSource;
   private final String schema;
@@ -126,7 +119,7 @@ public final class FencingMigrations {
   public int migrate() {
     try {
       if (flyway.info().pending().length > 0) {
-        preflight();
+        Preflight.check(dataSource, schema, ownerRole, applicationRole, HISTORY_TABLE);
       }
       return flyway.migrate().migrationsExecuted;
     } catch (FlywayException e) {
@@ -150,99 +143,7 @@ public final class FencingMigrations {
     }
   }
 
-  /** Runs the migrations' own preparation and a probe of every privilege, then rolls back. */
-  private void preflight() {
-    String prepare =
-        resource(PREPARE)
-            .replace("${flyway:defaultSchema}", schema)
-            .replace("${flyway:table}", HISTORY_TABLE)
-            .replace("${owner_role}", ownerRole)
-            .replace("${app_role}", applicationRole);
-    String probe = schema + ".fencing_preflight_probe";
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try (Statement s = c.createStatement()) {
-        if (!exists(c, "SELECT FROM pg_catalog.pg_namespace WHERE nspname = ?", schema)) {
-          createSchema(s);
-        }
-        s.execute(prepare);
-        // What V1 and later do: create, hand over to the owner role, replace, grant.
-        s.execute("CREATE SEQUENCE " + probe + "_seq");
-        s.execute("ALTER SEQUENCE " + probe + "_seq OWNER TO " + ownerRole);
-        s.execute("CREATE FUNCTION " + probe + "() RETURNS int LANGUAGE sql AS 'SELECT 1'");
-        s.execute("ALTER FUNCTION " + probe + "() OWNER TO " + ownerRole);
-        s.execute(
-            "CREATE OR REPLACE FUNCTION " + probe + "() RETURNS int LANGUAGE sql AS 'SELECT 2'");
-        s.execute("GRANT EXECUTE ON FUNCTION " + probe + "() TO " + applicationRole);
-      } catch (SQLException e) {
-        throw new FencingMigrationException(
-            "fencing migrations refused, nothing was created: " + describe(e), e);
-      } finally {
-        c.rollback();
-        c.setAutoCommit(autoCommit);
-      }
-    } catch (SQLException e) {
-      throw new FencingMigrationException("cannot connect to migrate: " + e.getMessage(), e);
-    }
-  }
-
-  private void createSchema(Statement s) throws SQLException {
-    String who;
-    try (ResultSet rs = s.executeQuery("SELECT current_user || ' ' || current_database()")) {
-      rs.next();
-      who = rs.getString(1);
-    }
-    String user = who.substring(0, who.indexOf(' '));
-    String database = who.substring(who.indexOf(' ') + 1);
-    try {
-      s.execute("CREATE SCHEMA " + schema);
-    } catch (SQLException e) {
-      if (!"42501".equals(e.getSQLState())) {
-        throw e;
-      }
-      throw new FencingMigrationException(
-          "fencing migrations refused, nothing was created: "
-              + user
-              + " may not create schema "
-              + schema
-              + " in database "
-              + database
-              + " (needs CREATE on the database; owning it is enough). Hint: GRANT CREATE ON"
-              + " DATABASE \""
-              + database
-              + "\" TO \""
-              + user
-              + "\"; or create the schema for it: CREATE SCHEMA "
-              + schema
-              + " AUTHORIZATION \""
-              + user
-              + "\";",
-          e);
-    }
-  }
-
-  private static String describe(SQLException e) {
-    if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
-      ServerErrorMessage m = p.getServerErrorMessage();
-      String text = m.getMessage() + " [SQLSTATE " + m.getSQLState() + "]";
-      return m.getHint() == null ? text : text + ". Hint: " + m.getHint();
-    }
-    return e.getMessage() + " [SQLSTATE " + e.getSQLState() + "]";
-  }
-
-  private static String resource(String name) {
-    try (InputStream in = FencingMigrations.class.getClassLoader().getResourceAsStream(name)) {
-      if (in == null) {
-        throw new FencingMigrationException("missing from the class path: " + name);
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new FencingMigrationException("cannot read " + name + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static boolean exists(Connection c, String sql, String argument) throws SQLException {
+  static boolean exists(Connection c, String sql, String argument) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, argument);
       try (ResultSet rs = ps.executeQuery()) {
