@@ -42,7 +42,9 @@ public final class Main {
 
   private static final String USAGE =
       "usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]"
-          + " [--full | --no-benchmark] [--out DIR]\n       java -jar fencing-benchmark.jar compare [--url JDBC_URL] [--user NAME]";
+          + " [--owner-role NAME] [--app-role NAME] [--full | --no-benchmark] [--out DIR]\n"
+          + "       java -jar fencing-benchmark.jar compare [--url JDBC_URL] [--user NAME]"
+          + " [--owner-role NAME] [--app-role NAME] [--redis HOST:PORT] [--out FILE]";
 
   private Main() {}
 
@@ -70,6 +72,8 @@ public final class Main {
     }
     String url = null;
     String user = null;
+    String ownerRole = FencingMigrations.DEFAULT_OWNER_ROLE;
+    String appRole = FencingMigrations.DEFAULT_APPLICATION_ROLE;
     boolean full = false;
     boolean benchmark = true;
     Path out = Path.of("target", "benchmark-results");
@@ -77,6 +81,8 @@ public final class Main {
       switch (args[i]) {
         case "--url" -> url = value(args, ++i);
         case "--user" -> user = value(args, ++i);
+        case "--owner-role" -> ownerRole = value(args, ++i);
+        case "--app-role" -> appRole = value(args, ++i);
         case "--out" -> out = Path.of(value(args, ++i));
         case "--full" -> full = true;
         case "--quick" -> full = false;
@@ -101,9 +107,11 @@ public final class Main {
               .setServerConfig("synchronous_commit", "on")
               .setServerConfig("full_page_writes", "on")
               .start()) {
+        DataSource embedded = pg.getPostgresDatabase();
         int status =
             run(
-                pg.getPostgresDatabase(),
+                embedded,
+                fence(embedded, ownerRole, appRole),
                 out0,
                 new Options(mode, benchmarks, !full, out, "embedded (zonky) on this machine"));
         System.exit(status);
@@ -120,21 +128,39 @@ public final class Main {
     }
     // the URL without its parameters: they may hold credentials
     String shown = url.replaceAll("\\?.*", "");
-    System.exit(run(ds, out0, new Options(mode, benchmarks, !full, out, shown)));
+    System.exit(
+        run(
+            ds,
+            fence(ds, ownerRole, appRole),
+            out0,
+            new Options(mode, benchmarks, !full, out, shown)));
   }
 
-  /** The founding race alone. */
-  static int run(DataSource dataSource, PrintStream out) throws Exception {
-    return run(dataSource, out, new Options("none", List.of(), true, Path.of("."), "?"));
+  /** The fence's migrations with the roles given, or the usage if a name is not one. */
+  private static FencingMigrations fence(DataSource dataSource, String ownerRole, String appRole) {
+    try {
+      return FencingMigrations.builder(dataSource)
+          .ownerRole(ownerRole)
+          .applicationRole(appRole)
+          .build();
+    } catch (IllegalArgumentException e) {
+      usage(e.getMessage());
+      throw e; // not reached
+    }
+  }
+
+  /** The founding race alone, after {@code fence}'s migrations. */
+  static int run(DataSource dataSource, FencingMigrations fence, PrintStream out) throws Exception {
+    return run(dataSource, fence, out, new Options("none", List.of(), true, Path.of("."), "?"));
   }
 
   /**
-   * The founding race, then the benchmarks of {@code options}. Returns 1 if the fence did not hold;
-   * a benchmark that fails throws.
+   * The fence's migrations, the founding race, then the benchmarks of {@code options}. Returns 1 if
+   * the fence did not hold; a benchmark that fails throws.
    */
-  static int run(DataSource dataSource, PrintStream out, Options options) throws Exception {
-    out.println(
-        "Migrating the fence's schema: " + FencingMigrations.migrate(dataSource) + " applied.");
+  static int run(DataSource dataSource, FencingMigrations fence, PrintStream out, Options options)
+      throws Exception {
+    out.println("Migrating the fence's schema: " + fence.migrate() + " applied.");
     boolean ok = new FoundingRace(dataSource, out).play();
     out.println(ok ? "The fence held." : "THE FENCE DID NOT HOLD.");
     if (!ok || options.benchmarks().isEmpty()) {

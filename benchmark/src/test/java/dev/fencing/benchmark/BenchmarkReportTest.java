@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fencing.benchmark.report.Report;
 import dev.fencing.benchmark.throughput.Plan;
 import dev.fencing.benchmark.throughput.ThroughputBenchmark;
+import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
@@ -39,7 +40,11 @@ class BenchmarkReportTest {
             out,
             "test database");
     int status =
-        Main.run(db.dataSource(), new PrintStream(bytes, true, StandardCharsets.UTF_8), options);
+        Main.run(
+            db.dataSource(),
+            fence(),
+            new PrintStream(bytes, true, StandardCharsets.UTF_8),
+            options);
     String console = bytes.toString(StandardCharsets.UTF_8);
 
     assertThat(status).as(console).isZero();
@@ -106,5 +111,12 @@ class BenchmarkReportTest {
       assertThat(rs.getInt(2)).isZero();
       assertThat(rs.getInt(3)).isZero();
     }
+  }
+
+  private static FencingMigrations fence() {
+    return FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build();
   }
 }

@@ -2,6 +2,7 @@ package dev.fencing.benchmark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -15,7 +16,8 @@ class MainTest {
   @Test
   void foundingRaceIsPlayedAndTheZombieIsRefused() throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    int status = Main.run(db.dataSource(), new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    int status =
+        Main.run(db.dataSource(), fence(), new PrintStream(bytes, true, StandardCharsets.UTF_8));
     String out = bytes.toString(StandardCharsets.UTF_8);
 
     assertThat(status).as(out).isZero();
@@ -27,5 +29,12 @@ class MainTest {
         .contains("[SQLSTATE ZF001]")
         .contains("The fence held.")
         .doesNotContain("Measuring");
+  }
+
+  private static FencingMigrations fence() {
+    return FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build();
   }
 }

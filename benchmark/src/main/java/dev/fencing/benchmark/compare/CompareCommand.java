@@ -32,7 +32,7 @@ public final class CompareCommand {
 
   private static final String USAGE =
       "usage: java -jar fencing-benchmark.jar compare [--url JDBC_URL] [--user NAME]"
-          + " [--redis HOST:PORT] [--out FILE]";
+          + " [--owner-role NAME] [--app-role NAME] [--redis HOST:PORT] [--out FILE]";
 
   private CompareCommand() {}
 
@@ -61,6 +61,8 @@ public final class CompareCommand {
   private static int parseAndRun(String[] args, PrintStream out, PrintStream err) throws Exception {
     @Nullable String url = null;
     @Nullable String user = null;
+    String ownerRole = FencingMigrations.DEFAULT_OWNER_ROLE;
+    String appRole = FencingMigrations.DEFAULT_APPLICATION_ROLE;
     Settings settings = Settings.defaults();
     Path file = Path.of(DEFAULT_OUT);
     if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
@@ -69,7 +71,8 @@ public final class CompareCommand {
     }
     for (int i = 0; i < args.length; i += 2) {
       String option = args[i];
-      if (!List.of("--url", "--user", "--redis", "--out").contains(option)) {
+      if (!List.of("--url", "--user", "--owner-role", "--app-role", "--redis", "--out")
+          .contains(option)) {
         return usage(err, "unknown argument " + option);
       }
       if (i + 1 >= args.length) {
@@ -79,6 +82,8 @@ public final class CompareCommand {
       switch (option) {
         case "--url" -> url = value;
         case "--user" -> user = value;
+        case "--owner-role" -> ownerRole = value;
+        case "--app-role" -> appRole = value;
         case "--out" -> file = Path.of(value);
         default -> {
           int colon = value.lastIndexOf(':');
@@ -91,10 +96,19 @@ public final class CompareCommand {
         }
       }
     }
+    try {
+      FencingMigrations.builder(new PGSimpleDataSource())
+          .ownerRole(ownerRole)
+          .applicationRole(appRole)
+          .build();
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
     if (url == null) {
       out.println("No --url given: starting an embedded PostgreSQL.");
       try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
-        return compare(pg.getPostgresDatabase(), settings, out, file);
+        DataSource embedded = pg.getPostgresDatabase();
+        return compare(embedded, fence(embedded, ownerRole, appRole), settings, out, file);
       }
     }
     PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -106,13 +120,21 @@ public final class CompareCommand {
     if (password != null) {
       ds.setPassword(password);
     }
-    return compare(ds, settings, out, file);
+    return compare(ds, fence(ds, ownerRole, appRole), settings, out, file);
   }
 
-  static int compare(DataSource dataSource, Settings settings, PrintStream out, Path file)
+  private static FencingMigrations fence(DataSource dataSource, String ownerRole, String appRole) {
+    return FencingMigrations.builder(dataSource)
+        .ownerRole(ownerRole)
+        .applicationRole(appRole)
+        .build();
+  }
+
+  /** The fence's migrations ({@code fence}), then the comparison. */
+  static int compare(
+      DataSource dataSource, FencingMigrations fence, Settings settings, PrintStream out, Path file)
       throws Exception {
-    out.println(
-        "Migrating the fence's schema: " + FencingMigrations.migrate(dataSource) + " applied.");
+    out.println("Migrating the fence's schema: " + fence.migrate() + " applied.");
     out.printf(
         "%nThe founding table, measured: client 1 takes the lock and reads balance %d; its lease"
             + " (%d ms) expires while it is paused; client 2 takes the lock"
