@@ -75,6 +75,36 @@ public final class FencingExceptions {
   }
 
   /**
+   * The server's error message behind {@code e}: its own, or that of the driver exception it wraps
+   * with the same SQLSTATE (a {@code BatchUpdateException} holds it as its next exception). Null if
+   * there is none (a client-side refusal, or a driver that dropped it).
+   */
+  static @Nullable ServerErrorMessage serverError(Throwable e) {
+    String state = e instanceof SQLException sql ? sql.getSQLState() : null;
+    Deque<Throwable> todo = new ArrayDeque<>();
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    todo.add(e);
+    while (!todo.isEmpty()) {
+      Throwable t = todo.poll();
+      if (!seen.add(t)) {
+        continue;
+      }
+      if (t instanceof PSQLException psql
+          && psql.getServerErrorMessage() != null
+          && (state == null || state.equals(psql.getSQLState()))) {
+        return psql.getServerErrorMessage();
+      }
+      if (t instanceof SQLException sql && sql.getNextException() != null) {
+        todo.add(sql.getNextException());
+      }
+      if (t.getCause() != null) {
+        todo.add(t.getCause());
+      }
+    }
+    return null;
+  }
+
+  /**
    * The refusal an SQLException from the fence's SQL stands for, or null if it is not a refusal.
    * The resource and token come from the server's DETAIL; {@code resource} and {@code token} fill
    * in what it lacks.
@@ -87,12 +117,10 @@ public final class FencingExceptions {
     }
     String detail = null;
     String message = e.getMessage();
-    if (e instanceof PSQLException psql) {
-      ServerErrorMessage server = psql.getServerErrorMessage();
-      if (server != null) {
-        detail = server.getDetail();
-        message = server.getMessage();
-      }
+    ServerErrorMessage server = serverError(e);
+    if (server != null) {
+      detail = server.getDetail();
+      message = server.getMessage();
     }
     String res = resource;
     Long presented = token;

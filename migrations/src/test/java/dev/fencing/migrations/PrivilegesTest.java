@@ -37,7 +37,7 @@ class PrivilegesTest {
           "fencing.check_token(text,bigint)",
           "fencing.check_tokens(text[],bigint[])",
           "fencing.create_resource(text,boolean,boolean)",
-          "fencing.record_rejection(text,bigint,text)",
+          "fencing.record_rejection(text)",
           "fencing.release(text,bigint)",
           "fencing.renew(text,bigint,interval)",
           "fencing.status(text)",
@@ -108,8 +108,15 @@ class PrivilegesTest {
       assertThat(Fence.check(app, external, 7L)).isEqualTo(7);
       assertThat(Fence.maxSeen(app, external)).isEqualTo(7);
 
-      long rejection =
-          FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, token - 1);
+      String stale = "privileges/stale";
+      long old = Fence.acquire(app, stale, "app", TTL);
+      Fence.release(app, stale, old);
+      Fence.acquire(app, stale, "app", TTL);
+      app.setAutoCommit(false);
+      SQLException refused = Fence.assertFails(Fence.STALE, () -> Fence.check(app, stale, old));
+      app.rollback();
+      app.setAutoCommit(true);
+      long rejection = Fence.recordRejection(app, refused);
       assertThat(rejection).isPositive();
     }
     try (Connection admin = db.connect()) {
@@ -154,6 +161,9 @@ class PrivilegesTest {
             "DROP SEQUENCE fencing.token_seq",
             // internal and operator functions
             "SELECT fencing.advance_sequence(1000)",
+            "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
+            "SELECT fencing.receipt_mac('stale_token', 1, '1.2.3', 'x')",
+            "SELECT fencing.with_receipt('ZF001', '{\"resource\": \"x\"}'::jsonb)",
             "SELECT fencing.fence('" + RESOURCE + "', 1)",
             "SELECT fencing.refuse(NULL::fencing.resource, 1)",
             "SELECT fencing.raise_error('ZF001', 'forged', '{}'::jsonb)",
