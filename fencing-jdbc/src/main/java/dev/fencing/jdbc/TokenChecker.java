@@ -18,10 +18,14 @@ import org.slf4j.LoggerFactory;
  * function {@code check_tokens}) and turns a refusal into the library's exception, after rolling
  * the transaction back and recording the refusal.
  *
- * <p>A refusal whose recording fails (the connection was lost, the server crashed between the
- * rollback and the record) is kept and recorded after the next successful commit or rollback of any
- * connection of the same {@link FencedDataSource}, so the rejection log still gets every refusal a
- * client saw, as long as the client goes on.
+ * <p>A refusal is recorded with {@code record_rejection}, from the DETAIL the database sent with it
+ * (its receipt proves the refusal happened); a write refused here because the lease is known lost
+ * is recorded with the lease's resource and token, which the database accepts once it agrees the
+ * lease is lost. A refusal whose recording fails (the connection was lost, the server crashed
+ * between the rollback and the record, or the database does not agree yet that the lease is lost)
+ * is kept and recorded after the next successful commit or rollback of any connection of the same
+ * {@link FencedDataSource}, so the rejection log still gets every refusal a client saw, as long as
+ * the client goes on. One the database will never take (no valid receipt) is logged and dropped.
  */
 final class TokenChecker {
   private static final Logger log = LoggerFactory.getLogger(TokenChecker.class);
