@@ -208,6 +208,17 @@ final class FencedConnection implements InvocationHandler {
     unchecked.forEach(b -> checked.add(b.token()));
   }
 
+  /**
+   * A refusal by the database (a protected table's trigger, a check in the SQL itself) as the
+   * library's exception, rolled back and recorded like the check's own; any other failure as it is.
+   * The same on every path: in a transaction or autocommit (where the failed statement was its own
+   * transaction), statements, batches and COPY.
+   */
+  SQLException refused(SQLException e) {
+    FencingRefusedException refusal = FencingExceptions.translate(e, null, null);
+    return refusal == null ? e : checker.refuse(raw, refusal, true);
+  }
+
   private @Nullable Object run(JdbcCall call, SqlClassifier.Classification kind) throws Throwable {
     try {
       return call.call();
@@ -215,11 +226,7 @@ final class FencedConnection implements InvocationHandler {
       // The failed statement may have been rolled back to a savepoint taken before the check
       // (pgjdbc autosave): check again next time.
       checked.clear();
-      FencingRefusedException refusal = FencingExceptions.translate(e, null, null);
-      if (refusal != null && !raw.getAutoCommit()) {
-        throw checker.refuse(raw, refusal, true);
-      }
-      throw e;
+      throw refused(e);
     } finally {
       if (kind.endsTransaction() || kind.rollsBackToSavepoint()) {
         checked.clear();

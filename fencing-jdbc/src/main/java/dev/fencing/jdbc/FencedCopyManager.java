@@ -45,13 +45,34 @@ final class FencedCopyManager extends CopyManager {
   @Override
   public CopyIn copyIn(String sql) throws SQLException {
     requireTransactionForStreaming(sql);
-    return (CopyIn) sqlOnly(() -> connection.execute(sql, () -> super.copyIn(sql)));
+    return refusing(
+        CopyIn.class, (CopyIn) sqlOnly(() -> connection.execute(sql, () -> super.copyIn(sql))));
   }
 
   @Override
   public CopyDual copyDual(String sql) throws SQLException {
     requireTransactionForStreaming(sql);
-    return (CopyDual) sqlOnly(() -> connection.execute(sql, () -> super.copyDual(sql)));
+    return refusing(
+        CopyDual.class,
+        (CopyDual) sqlOnly(() -> connection.execute(sql, () -> super.copyDual(sql))));
+  }
+
+  /**
+   * A streaming COPY whose later calls report the database's refusal as the library's exception: a
+   * protected table refuses the COPY once its data starts, so it surfaces at {@code endCopy}.
+   */
+  private <T> T refusing(Class<T> type, T copy) {
+    return type.cast(
+        Proxy.newProxyInstance(
+            FencedCopyManager.class.getClassLoader(),
+            new Class<?>[] {type},
+            (self, method, args) -> {
+              try {
+                return Delegation.invoke(copy, method, args);
+              } catch (SQLException e) {
+                throw connection.refused(e);
+              }
+            }));
   }
 
   @Override

@@ -17,7 +17,9 @@ import org.jspecify.annotations.Nullable;
  * the first write of each transaction they ask PostgreSQL to check every bound token, in the same
  * transaction, on the same connection. Later writes of the transaction cost nothing more; plain
  * reads never pay. A refused write throws a {@link FencingRefusedException} after the transaction
- * was rolled back: nothing of it is written.
+ * was rolled back: nothing of it is written. The same refusal is the same exception on every path —
+ * the check's, or a protected table's refusal of a write that carried no token for it; autocommit
+ * or a transaction; a statement, a batch or a COPY — and is recorded the same way.
  *
  * <p>Wrap the pool or be wrapped by it: {@code FencedDataSource.wrap(hikari)} or a HikariCP pool
  * whose {@code dataSource} is a {@code FencedDataSource}; both work, because tokens are read from
@@ -27,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * recognisably a plain read (SELECT without row locks or unknown functions, SHOW, EXPLAIN, ...) is
  * fenced — including {@code WITH ... AS (UPDATE ...)}, {@code SELECT my_function()}, batches and
  * {@code COPY ... FROM} through {@code unwrap(PGConnection.class).getCopyAPI()}. A write in
- * autocommit mode is made one transaction with its check. Driver exceptions pass through unchanged.
+ * autocommit mode is made one transaction with its check. Other driver exceptions pass through
+ * unchanged.
  */
 public final class FencedDataSource implements DataSource {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
@@ -210,8 +213,9 @@ public final class FencedDataSource implements DataSource {
     }
 
     /**
-     * Whether a refusal by the database is recorded in the fence's rejection log, in a transaction
-     * of its own right after the rollback (default true).
+     * Whether a refusal is recorded in the fence's rejection log, in a transaction of its own right
+     * after the rollback (default true): a refusal by the database with the receipt of its DETAIL,
+     * a write refused because its lease is known lost once the database agrees it is lost.
      */
     public Builder recordRejections(boolean recordRejections) {
       this.recordRejections = recordRejections;

@@ -8,6 +8,7 @@ import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -20,19 +21,43 @@ import org.postgresql.util.ServerErrorMessage;
  * <pre>{@code
  * catch (RuntimeException e) {   // PersistenceException, DataAccessException, ...
  *   if (FencingExceptions.find(e).isPresent()) { ...this client lost the lease: stop... }
+ *   else if (FencingExceptions.findHandoverTimeout(e).isPresent()) { ...try again later... }
  * }
  * }</pre>
  */
 public final class FencingExceptions {
   private static final Pattern NUMBER_FIELD = Pattern.compile("\"(\\w+)\": (-?\\d+)");
+  private static final Pattern RESOURCE_FIELD = Pattern.compile("\"resource\": \"([^\"]*)\"");
 
   private FencingExceptions() {}
 
   /**
    * The refusal in {@code failure}'s cause chain (causes, suppressed exceptions and {@link
-   * SQLException#getNextException()}), translating a raw driver exception with a fence SQLSTATE.
+   * SQLException#getNextException()}), translating a raw driver exception with a fence SQLSTATE. A
+   * {@link HandoverTimeoutException} is not a refusal: see {@link #findHandoverTimeout}.
    */
   public static Optional<FencingRefusedException> find(@Nullable Throwable failure) {
+    return search(
+        failure,
+        t ->
+            t instanceof FencingRefusedException refused
+                ? refused
+                : t instanceof SQLException sql ? translate(sql, null, null) : null);
+  }
+
+  /**
+   * The handover timeout (SQLSTATE {@code ZF007}) in {@code failure}'s cause chain, searched like
+   * {@link #find(Throwable)}, translating a raw driver exception: an acquisition that may succeed
+   * when tried again later.
+   */
+  public static Optional<HandoverTimeoutException> findHandoverTimeout(
+      @Nullable Throwable failure) {
+    return search(failure, t -> t instanceof SQLException sql ? handoverTimeout(sql) : null);
+  }
+
+  /** The first non-null {@code match} in the cause chain, suppressed and next exceptions. */
+  private static <T> Optional<T> search(
+      @Nullable Throwable failure, Function<Throwable, @Nullable T> match) {
     Deque<Throwable> todo = new ArrayDeque<>();
     Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
     if (failure != null) {
@@ -43,17 +68,12 @@ public final class FencingExceptions {
       if (!seen.add(t)) {
         continue;
       }
-      if (t instanceof FencingRefusedException refused) {
-        return Optional.of(refused);
+      T found = match.apply(t);
+      if (found != null) {
+        return Optional.of(found);
       }
-      if (t instanceof SQLException sql) {
-        FencingRefusedException translated = translate(sql, null, null);
-        if (translated != null) {
-          return Optional.of(translated);
-        }
-        if (sql.getNextException() != null) {
-          todo.add(sql.getNextException());
-        }
+      if (t instanceof SQLException sql && sql.getNextException() != null) {
+        todo.add(sql.getNextException());
       }
       if (t.getCause() != null) {
         todo.add(t.getCause());
@@ -75,6 +95,36 @@ public final class FencingExceptions {
   }
 
   /**
+   * The server's error message behind {@code e}: its own, or that of the driver exception it wraps
+   * with the same SQLSTATE (a {@code BatchUpdateException} holds it as its next exception). Null if
+   * there is none (a client-side refusal, or a driver that dropped it).
+   */
+  static @Nullable ServerErrorMessage serverError(Throwable e) {
+    String state = e instanceof SQLException sql ? sql.getSQLState() : null;
+    Deque<Throwable> todo = new ArrayDeque<>();
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    todo.add(e);
+    while (!todo.isEmpty()) {
+      Throwable t = todo.poll();
+      if (!seen.add(t)) {
+        continue;
+      }
+      if (t instanceof PSQLException psql
+          && psql.getServerErrorMessage() != null
+          && (state == null || state.equals(psql.getSQLState()))) {
+        return psql.getServerErrorMessage();
+      }
+      if (t instanceof SQLException sql && sql.getNextException() != null) {
+        todo.add(sql.getNextException());
+      }
+      if (t.getCause() != null) {
+        todo.add(t.getCause());
+      }
+    }
+    return null;
+  }
+
+  /**
    * The refusal an SQLException from the fence's SQL stands for, or null if it is not a refusal.
    * The resource and token come from the server's DETAIL; {@code resource} and {@code token} fill
    * in what it lacks.
@@ -85,20 +135,50 @@ public final class FencingExceptions {
     if (state.isEmpty()) {
       return null;
     }
+    Fields f = fields(e, resource, token);
+    String code = state.get().code();
+    return switch (state.get()) {
+      case STALE_TOKEN ->
+          new StaleFencingTokenException(f.message, code, f.resource, f.token, f.maxSeen, e);
+      case MISSING_TOKEN ->
+          new MissingFencingTokenException(f.message, code, f.resource, f.token, f.maxSeen, e);
+      case TOKEN_NEVER_ISSUED ->
+          new FencingTokenNeverIssuedException(f.message, code, f.resource, f.token, f.maxSeen, e);
+      case LEASE_NOT_HELD ->
+          new LeaseLostException(f.message, code, f.resource, f.token, f.maxSeen, e);
+      default -> null;
+    };
+  }
+
+  /** {@code e} as a handover timeout, or null if it is not one (SQLSTATE {@code ZF007}). */
+  static @Nullable HandoverTimeoutException handoverTimeout(SQLException e) {
+    if (e instanceof HandoverTimeoutException timedOut) {
+      return timedOut;
+    }
+    if (FencingSqlState.of(e.getSQLState()).orElse(null) != FencingSqlState.HANDOVER_TIMEOUT) {
+      return null;
+    }
+    Fields f = fields(e, null, null);
+    return new HandoverTimeoutException(f.message, f.resource, f.maxSeen, e);
+  }
+
+  /** What the server said, from its message and DETAIL; the arguments fill in what it lacks. */
+  private record Fields(
+      String message, String resource, @Nullable Long token, @Nullable Long maxSeen) {}
+
+  private static Fields fields(SQLException e, @Nullable String resource, @Nullable Long token) {
     String detail = null;
     String message = e.getMessage();
-    if (e instanceof PSQLException psql) {
-      ServerErrorMessage server = psql.getServerErrorMessage();
-      if (server != null) {
-        detail = server.getDetail();
-        message = server.getMessage();
-      }
+    ServerErrorMessage server = serverError(e);
+    if (server != null) {
+      detail = server.getDetail();
+      message = server.getMessage();
     }
     String res = resource;
     Long presented = token;
     Long maxSeen = null;
     if (detail != null) {
-      Matcher resourceField = Pattern.compile("\"resource\": \"([^\"]*)\"").matcher(detail);
+      Matcher resourceField = RESOURCE_FIELD.matcher(detail);
       if (resourceField.find()) {
         res = resourceField.group(1);
       }
@@ -111,17 +191,7 @@ public final class FencingExceptions {
         }
       }
     }
-    String name = res == null ? "?" : res;
-    String text = message == null ? e.toString() : message;
-    String code = state.get().code();
-    return switch (state.get()) {
-      case STALE_TOKEN -> new StaleFencingTokenException(text, code, name, presented, maxSeen, e);
-      case MISSING_TOKEN ->
-          new MissingFencingTokenException(text, code, name, presented, maxSeen, e);
-      case TOKEN_NEVER_ISSUED ->
-          new FencingTokenNeverIssuedException(text, code, name, presented, maxSeen, e);
-      case LEASE_NOT_HELD -> new LeaseLostException(text, code, name, presented, maxSeen, e);
-      default -> null;
-    };
+    return new Fields(
+        message == null ? e.toString() : message, res == null ? "?" : res, presented, maxSeen);
   }
 }

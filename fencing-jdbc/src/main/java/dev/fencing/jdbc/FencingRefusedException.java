@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * and Spring translation treat it as a permanent failure; {@link #getSQLState()} is the server's.
  *
  * <p>Find it in whatever wraps it (Hibernate, Spring) with {@link
- * FencingExceptions#find(Throwable)}.
+ * FencingExceptions#find(Throwable)}. Not a refusal: {@link HandoverTimeoutException} (try again
+ * later).
  */
 public abstract sealed class FencingRefusedException extends SQLNonTransientException
     permits StaleFencingTokenException,

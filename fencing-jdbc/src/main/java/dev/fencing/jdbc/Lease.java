@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * token is still accepted by the resource; the acquisition's greater token fences it off, and from
  * then on writes carrying it are refused ({@link StaleFencingTokenException}). The client does not
  * wait for that: once it reckons the lease has run out it reports it {@linkplain #isLost() lost}
- * and a {@link FencedDataSource} stops carrying the token.
+ * and a {@link FencedDataSource} stops carrying the token. That reckoning is the client's own; see
+ * {@link #isLost()} for what it cannot know, and {@link #verify()} for asking the database.
  *
  * <p><b>On crash</b> of the holder nothing is released: the lease expires on the database clock
  * after its ttl, and its token stays accepted by the resource until the next acquisition, whose
@@ -52,7 +53,9 @@ public final class Lease implements AutoCloseable {
   private final String holder;
   private final Duration ttl;
 
-  // Database-clock expiry, and the same moment as a System.nanoTime() value that is never later.
+  // Database-clock expiry, and the same moment reckoned on the client's monotonic clock
+  // (LeaseClient.nanoTime(), System.nanoTime() but in tests): never later while that clock keeps
+  // the database's pace.
   private volatile Instant expiresAt;
   private volatile long expiryNanos;
 
@@ -106,15 +109,54 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Whether the client knows the lease is gone: released by {@link #close()}, a renewal was
-   * refused, or the keep-alive could not renew it in time. Also true, without asking the database,
-   * from the moment the lease's expiry has passed as measured by this JVM's monotonic clock from
-   * the remaining time the database reported (a {@link #renew()} the database accepts moves that
-   * moment on). The client's clock can only make this answer more cautious: it never turns a lease
-   * the database considers expired into a valid one.
+   * Whether this client knows the lease is gone, without asking the database.
+   *
+   * <p>What it knows: the lease was released by {@link #close()}; a renewal (or {@link #verify()})
+   * was refused or found the lease gone; the keep-alive could not renew it in time; or the lease's
+   * expiry has passed by this JVM's monotonic clock ({@link System#nanoTime()}), counted from the
+   * remaining time the database reported with the acquisition or the last renewal, starting when
+   * that request was sent. While the client's clock runs at the database's pace, that moment comes
+   * no later than the database's expiry, so {@code true} is never late then.
+   *
+   * <p>What it cannot know: the database decides expiry on its own clock. A client clock that runs
+   * slow or stands still — a paused VM or container, a suspended host, a process stopped for longer
+   * than the lease — keeps this {@code false} after the database expired the lease, and
+   * (acquisition being allowed from then on) after another client acquired it. It cannot see a
+   * takeover either, nor a release or renewal made elsewhere. So {@code false} means "not known to
+   * be lost", never "held": fencing does not depend on it, because PostgreSQL refuses this token
+   * once a newer one exists. Where a caller needs the truth (before a side effect outside the
+   * database, say), {@link #verify()} asks the database.
    */
   public boolean isLost() {
-    return lost.get() || System.nanoTime() - expiryNanos >= 0;
+    return lost.get() || client.nanoTime() - expiryNanos >= 0;
+  }
+
+  /**
+   * Asks the database, in one round trip, whether it grants this lease now: the lease of this
+   * resource still has this token and is neither released nor expired by the database clock. If
+   * not, the lease becomes {@linkplain #isLost() lost} here too; if so, the client's reckoning of
+   * its expiry is brought in line with the database's remaining time (never later than before). A
+   * lease this client already knows lost stays lost: it is no longer carried, whatever the answer.
+   *
+   * <p>The answer is true when the database answers; a lease can expire or be taken over the moment
+   * after. Writes need no such check: PostgreSQL fences them. Use it where an action outside the
+   * database should not run on a lease the database no longer grants.
+   *
+   * @return true if the database grants the lease to this token now
+   * @throws SQLException if the database cannot be asked; nothing changes
+   */
+  public boolean verify() throws SQLException {
+    long sentAt = client.nanoTime();
+    LeaseQueries.Held held = client.held(token);
+    if (!held.held()) {
+      markLost("the database no longer grants it (released, expired or superseded)", null);
+      return false;
+    }
+    Long remaining = held.remainingNanos();
+    if (remaining != null) {
+      shorten(sentAt + remaining);
+    }
+    return true;
   }
 
   /**
@@ -132,8 +174,8 @@ public final class Lease implements AutoCloseable {
     if (lost.get()) {
       throw knownLost();
     }
-    long sentAt = System.nanoTime(); // before the query, so the estimate errs early
-    LeaseClient.Renewal renewal;
+    long sentAt = client.nanoTime(); // before the query, so the estimate errs early
+    LeaseQueries.Renewal renewal;
     try {
       renewal = client.renew(token, ttl);
     } catch (SQLException e) {
@@ -238,7 +280,7 @@ public final class Lease implements AutoCloseable {
     if (closed.get()) {
       return;
     }
-    if (!lost.get() && System.nanoTime() - expiryNanos >= 0) {
+    if (!lost.get() && client.nanoTime() - expiryNanos >= 0) {
       markLost("the keep-alive could not renew it before it expired", lastRenewFailure);
     }
     if (lost.get()) {
@@ -261,7 +303,7 @@ public final class Lease implements AutoCloseable {
           expiresAt,
           e);
       // come back no later than the expiry, so the loss is reported on time
-      delay = Math.max(0, Math.min(periodNanos, expiryNanos - System.nanoTime()));
+      delay = Math.max(0, Math.min(periodNanos, expiryNanos - client.nanoTime()));
     }
     schedule(scheduler, periodNanos, l, delay);
   }
@@ -292,6 +334,13 @@ public final class Lease implements AutoCloseable {
   private synchronized void extend(Instant newExpiresAt, long newExpiryNanos) {
     if (newExpiryNanos - expiryNanos > 0) {
       expiresAt = newExpiresAt;
+      expiryNanos = newExpiryNanos;
+    }
+  }
+
+  /** Moves the reckoned expiry earlier, never later (the database says less time is left). */
+  private synchronized void shorten(long newExpiryNanos) {
+    if (newExpiryNanos - expiryNanos < 0) {
       expiryNanos = newExpiryNanos;
     }
   }

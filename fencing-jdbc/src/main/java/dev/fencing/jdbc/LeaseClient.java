@@ -1,12 +1,8 @@
 package dev.fencing.jdbc;
 
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientException;
@@ -14,7 +10,6 @@ import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -25,6 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -45,10 +41,10 @@ import org.slf4j.LoggerFactory;
  * try (Lease l = leases.acquire("ledger", Duration.ofSeconds(30), Duration.ofSeconds(5))) { ... }
  * }</pre>
  *
- * <p>All times that decide anything come from the database clock; the client's clock only makes the
- * client more cautious ({@link Lease#isLost()}). A token is handed out only after the transaction
- * that issued it committed durably. Thread-safe; {@link #close()} stops the keep-alive but releases
- * nothing.
+ * <p>All times that decide anything come from the database clock; the client's clock only estimates
+ * when a lease runs out ({@link Lease#isLost()} says what that estimate cannot know, {@link
+ * Lease#verify()} asks the database). A token is handed out only after the transaction that issued
+ * it committed durably. Thread-safe; {@link #close()} stops the keep-alive but releases nothing.
  */
 public final class LeaseClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
@@ -64,8 +60,6 @@ public final class LeaseClient implements AutoCloseable {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
   private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
 
-  /** PostgreSQL's DETAIL when a synchronous-replication wait was cancelled after the commit. */
-
   /**
    * While another acquisition's transaction holds the lease row, neither holder nor expiry is
    * known; it ends within the handover timeout, so retry soon rather than wait for a notification.
@@ -80,10 +74,9 @@ public final class LeaseClient implements AutoCloseable {
   private final Duration handoverTimeout;
   private final double renewFraction;
   private final LeaseListener listener;
+  private final LongSupplier nanoTime;
   private final @Nullable ScheduledExecutorService keepAlive;
-  private final String acquireSql;
-  private final String renewSql;
-  private final String releaseSql;
+  private final LeaseQueries queries;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private LeaseClient(Builder builder, String holder) {
@@ -92,26 +85,9 @@ public final class LeaseClient implements AutoCloseable {
     this.handoverTimeout = builder.handoverTimeout;
     this.renewFraction = builder.renewFraction;
     this.listener = builder.listener;
+    this.nanoTime = builder.nanoTime;
     this.keepAlive = builder.keepAlive ? newKeepAliveScheduler() : null;
-    String schema = builder.schema;
-    // The remaining time is computed by the database, on its clock, in the same statement.
-    this.acquireSql =
-        "SELECT a.acquired, a.token, a.holder, a.expires_at,"
-            + " extract(epoch FROM a.expires_at - clock_timestamp())"
-            + " FROM "
-            + schema
-            + ".try_acquire(?, ?, ? * interval '1 microsecond', ? * interval '1 microsecond') a";
-    this.renewSql =
-        "SELECT r.e, extract(epoch FROM r.e - clock_timestamp()) FROM "
-            + schema
-            + ".renew(?, ?, ? * interval '1 microsecond') AS r(e)";
-    // A release need not be durable: if a crash loses it, the lease stays held until its expiry
-    // (liveness, never safety), and the next acquisition's durable commit flushes it anyway. So
-    // the release commit does not wait for the WAL flush: one flush per acquire+release, not two.
-    this.releaseSql =
-        "SELECT "
-            + schema
-            + ".release(?, ?), pg_catalog.set_config('synchronous_commit', 'off', true)";
+    this.queries = new LeaseQueries(builder.schema);
   }
 
   /** Starts a configuration that borrows connections from {@code dataSource}. */
@@ -128,8 +104,15 @@ public final class LeaseClient implements AutoCloseable {
    * Takes the lease on {@code resource} if it is free or expired (database clock), in one
    * transaction on a connection borrowed from the DataSource. Contention is not an error.
    *
+   * <p>The resource may be free while the previous holder's fenced transactions are still open: the
+   * acquisition then waits for them up to {@link Builder#handoverTimeout(Duration)}. If they
+   * outlast it, nothing is acquired and the result is empty, as when another client holds the lease
+   * (the previous holder is still at work); it is logged at WARN. Use {@link #acquire} to keep
+   * trying.
+   *
    * @param ttl how long the lease is granted, 1 ms to 7 days
-   * @return the lease, or empty if another client holds it (or is acquiring it right now)
+   * @return the lease, or empty if another client holds it (or is acquiring it right now, or its
+   *     fenced transactions outlasted the handover timeout)
    * @throws SQLException if the database fails, or the issuing commit might not be durable (the
    *     token then counts as not issued)
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
@@ -141,7 +124,10 @@ public final class LeaseClient implements AutoCloseable {
     checkTtl(ttl);
     requireOpen();
     try (Connection c = dataSource.getConnection()) {
-      return Optional.ofNullable(attempt(c, resource, ttl).lease());
+      return Optional.ofNullable(attempt(c, resource, ttl, handoverTimeout).lease());
+    } catch (HandoverTimeoutException e) {
+      LOG.warn("Lease on {} not acquired: {}", resource, e.getMessage());
+      return Optional.empty();
     }
   }
 
@@ -150,11 +136,17 @@ public final class LeaseClient implements AutoCloseable {
    * connection that listens for releases ({@code fencing_lease_released}) and otherwise sleeps on
    * the socket until the current lease expires by the database's reckoning; it does not poll.
    *
+   * <p>Once the lease is free, the acquisition waits for the previous holder's open fenced
+   * transactions (the handover), each attempt up to {@link Builder#handoverTimeout(Duration)} but
+   * never past {@code timeout}, and tries again while {@code timeout} has time left.
+   *
    * @param ttl how long the lease is granted, 1 ms to 7 days
-   * @param timeout how long to wait, not negative; zero means one attempt
+   * @param timeout how long to wait, not negative; zero means one attempt (which does not wait for
+   *     a handover either)
+   * @throws HandoverTimeoutException if the lease was free but the previous holder's fenced
+   *     transactions were still open when {@code timeout} ran out (an {@link SQLTimeoutException})
    * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
-   * @throws SQLException if the database fails (including a handover timeout, SQLSTATE {@code
-   *     ZF007}), or the issuing commit might not be durable
+   * @throws SQLException if the database fails, or the issuing commit might not be durable
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
    *     FencingToken#requireValidResource(String)}), or {@code ttl} or {@code timeout} is out of
    *     range
@@ -168,7 +160,7 @@ public final class LeaseClient implements AutoCloseable {
       throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
     }
     requireOpen();
-    long start = System.nanoTime();
+    long start = System.nanoTime(); // how long acquire waits is real time, whatever the lease clock
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(true); // LISTEN takes effect only once committed
@@ -206,12 +198,22 @@ public final class LeaseClient implements AutoCloseable {
     PGConnection pg = c.unwrap(PGConnection.class);
     long timeoutNanos = saturatedNanos(timeout);
     while (true) {
-      Attempt attempt = attempt(c, resource, ttl);
+      long left = timeoutNanos - (System.nanoTime() - start);
+      Attempt attempt;
+      try {
+        attempt = attempt(c, resource, ttl, handoverWithin(left));
+      } catch (HandoverTimeoutException e) {
+        if (timeoutNanos - (System.nanoTime() - start) <= 0) {
+          throw e;
+        }
+        LOG.debug("Handover of {} not done yet; trying again: {}", resource, e.getMessage());
+        continue; // the attempt itself waited for the previous holder's transactions
+      }
       Lease lease = attempt.lease();
       if (lease != null) {
         return lease;
       }
-      long left = timeoutNanos - (System.nanoTime() - start);
+      left = timeoutNanos - (System.nanoTime() - start);
       if (left <= 0) {
         throw timedOut(resource, attempt, timeout);
       }
@@ -224,6 +226,12 @@ public final class LeaseClient implements AutoCloseable {
           TimeUnit.NANOSECONDS.toMillis(wait));
       awaitRelease(pg, resource, wait);
     }
+  }
+
+  /** The handover timeout of an attempt with {@code leftNanos} of acquire's timeout left. */
+  private Duration handoverWithin(long leftNanos) {
+    Duration left = Duration.ofNanos(Math.max(leftNanos, MIN_HANDOVER_TIMEOUT.toNanos()));
+    return left.compareTo(handoverTimeout) < 0 ? left : handoverTimeout;
   }
 
   /** Returns when {@code resource} was released, or after {@code waitNanos}. */
@@ -244,13 +252,25 @@ public final class LeaseClient implements AutoCloseable {
     }
   }
 
-  /** One try_acquire transaction on {@code c}; the connection's settings are restored after. */
-  private Attempt attempt(Connection c, String resource, Duration ttl) throws SQLException {
+  /**
+   * One try_acquire transaction on {@code c}; the connection's settings are restored after.
+   *
+   * @throws HandoverTimeoutException if the previous holder's transactions outlasted {@code
+   *     handover}
+   */
+  private Attempt attempt(Connection c, String resource, Duration ttl, Duration handover)
+      throws SQLException {
     // Taken before the query: the database's remaining time then ends no later than we assume.
-    long sentAt = System.nanoTime();
-    LeaseTransaction.Committed<AcquireRow> committed =
-        LeaseTransaction.run(c, tx -> queryAcquire(tx, resource, ttl));
-    AcquireRow row = committed.result();
+    long sentAt = nanoTime.getAsLong();
+    LeaseTransaction.Committed<LeaseQueries.Acquired> committed;
+    try {
+      committed =
+          LeaseTransaction.run(c, tx -> queries.acquire(tx, resource, holder, ttl, handover));
+    } catch (SQLException e) {
+      HandoverTimeoutException timedOut = FencingExceptions.handoverTimeout(e);
+      throw timedOut == null ? e : timedOut;
+    }
+    LeaseQueries.Acquired row = committed.result();
     if (!row.acquired()) {
       return new Attempt(null, row.holder(), row.expiresAt(), row.remainingNanos());
     }
@@ -270,24 +290,6 @@ public final class LeaseClient implements AutoCloseable {
         expiresAt);
     startKeepAlive(lease);
     return new Attempt(lease, holder, expiresAt, remaining);
-  }
-
-  private AcquireRow queryAcquire(Connection c, String resource, Duration ttl) throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, acquireSql)) {
-      ps.setString(1, resource);
-      ps.setString(2, holder);
-      ps.setLong(3, micros(ttl));
-      ps.setLong(4, micros(handoverTimeout));
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        if (!rs.next()) {
-          throw new SQLException("try_acquire returned no row for resource " + resource);
-        }
-        long token = rs.getLong(2);
-        Long tokenOrNull = rs.wasNull() ? null : token;
-        return new AcquireRow(
-            rs.getBoolean(1), tokenOrNull, rs.getString(3), instant(rs, 4), nanos(rs, 5));
-      }
-    }
   }
 
   /** Hazard 1: a commit that might not be replicated did not issue the token. */
@@ -340,17 +342,14 @@ public final class LeaseClient implements AutoCloseable {
 
   // --- renewing and releasing (used by Lease) --------------------------------------------------
 
-  /** A renewal the database committed. */
-  record Renewal(Instant expiresAt, long remainingNanos) {}
-
   /**
    * Extends {@code token}'s lease by {@code ttl}; the fence's refusals come back as the raw
    * SQLException (Lease translates them).
    */
-  Renewal renew(FencingToken token, Duration ttl) throws SQLException {
+  LeaseQueries.Renewal renew(FencingToken token, Duration ttl) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      LeaseTransaction.Committed<Renewal> committed =
-          LeaseTransaction.run(c, tx -> queryRenew(tx, token, ttl));
+      LeaseTransaction.Committed<LeaseQueries.Renewal> committed =
+          LeaseTransaction.run(c, tx -> queries.renew(tx, token, ttl));
       SQLWarning notReplicated = committed.notReplicated();
       if (notReplicated != null) {
         // counting on a renewal a failover may undo would let the client trust a shorter lease
@@ -366,19 +365,6 @@ public final class LeaseClient implements AutoCloseable {
     }
   }
 
-  private Renewal queryRenew(Connection c, FencingToken token, Duration ttl) throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, renewSql)) {
-      ps.setString(1, token.resource());
-      ps.setLong(2, token.value());
-      ps.setLong(3, micros(ttl));
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        rs.next();
-        return new Renewal(
-            Objects.requireNonNull(instant(rs, 1)), Objects.requireNonNull(nanos(rs, 2)));
-      }
-    }
-  }
-
   /** Releases {@code token}'s lease; false if it was released already. */
   boolean release(FencingToken token) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
@@ -387,18 +373,29 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   private boolean release(Connection c, FencingToken token) throws SQLException {
-    return LeaseTransaction.run(c, tx -> queryRelease(tx, token)).result();
+    return LeaseTransaction.run(c, tx -> queries.release(tx, token)).result();
   }
 
-  private boolean queryRelease(Connection c, FencingToken token) throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, releaseSql)) {
-      ps.setString(1, token.resource());
-      ps.setLong(2, token.value());
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        rs.next();
-        return rs.getBoolean(1);
+  /** Asks the database, in one statement, whether {@code token}'s lease is valid now. */
+  LeaseQueries.Held held(FencingToken token) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      if (!autoCommit) {
+        c.setAutoCommit(true); // no transaction is open on a borrowed connection: no round trip
+      }
+      try {
+        return queries.held(c, token);
+      } finally {
+        if (!autoCommit) {
+          c.setAutoCommit(false);
+        }
       }
     }
+  }
+
+  /** The monotonic clock of this client's leases ({@link System#nanoTime()} but in tests). */
+  long nanoTime() {
+    return nanoTime.getAsLong();
   }
 
   // --- transactions ----------------------------------------------------------------------------
@@ -423,23 +420,6 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   // --- conversions and checks ------------------------------------------------------------------
-
-  private static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
-    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-    return t == null ? null : t.toInstant();
-  }
-
-  /** Seconds from the database as nanoseconds, rounded down (the cautious way). */
-  private static @Nullable Long nanos(ResultSet rs, int column) throws SQLException {
-    BigDecimal seconds = rs.getBigDecimal(column);
-    return seconds == null
-        ? null
-        : seconds.movePointRight(9).setScale(0, RoundingMode.FLOOR).longValue();
-  }
-
-  private static long micros(Duration d) {
-    return TimeUnit.NANOSECONDS.toMicros(d.toNanos());
-  }
 
   private static long ceilMillis(long nanos) {
     return (nanos + 999_999) / 1_000_000;
@@ -480,13 +460,6 @@ public final class LeaseClient implements AutoCloseable {
     return scheduler;
   }
 
-  private record AcquireRow(
-      boolean acquired,
-      @Nullable Long token,
-      @Nullable String holder,
-      @Nullable Instant expiresAt,
-      @Nullable Long remainingNanos) {}
-
   /** One try_acquire: the lease, or who holds it and for how long (database clock). */
   private record Attempt(
       @Nullable Lease lease,
@@ -503,6 +476,7 @@ public final class LeaseClient implements AutoCloseable {
     private boolean keepAlive;
     private double renewFraction = 1.0 / 3;
     private LeaseListener listener = (lease, cause) -> {};
+    private LongSupplier nanoTime = System::nanoTime;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -524,8 +498,11 @@ public final class LeaseClient implements AutoCloseable {
     }
 
     /**
-     * How long an acquisition waits for the previous holder's fenced transactions to end before
-     * failing with SQLSTATE {@code ZF007}: 1 ms to 1 h. Default 5 s.
+     * How long one attempt to acquire waits for the previous holder's fenced transactions to end
+     * (the handover; the database's SQLSTATE {@code ZF007} when they outlast it): 1 ms to 1 h.
+     * Default 5 s. {@link LeaseClient#tryAcquire} then reports the lease as not acquired; {@link
+     * LeaseClient#acquire} tries again within its own timeout, and throws {@link
+     * HandoverTimeoutException} if that runs out first.
      */
     public Builder handoverTimeout(Duration handoverTimeout) {
       this.handoverTimeout = Objects.requireNonNull(handoverTimeout, "handoverTimeout");
@@ -550,6 +527,16 @@ public final class LeaseClient implements AutoCloseable {
     /** Told when a kept-alive lease is lost. Default: nothing (the loss is still logged). */
     public Builder listener(LeaseListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * The monotonic clock (nanoseconds, like {@link System#nanoTime()}) by which leases reckon
+     * their expiry for {@link Lease#isLost()} and the keep-alive. For tests: a clock that runs slow
+     * or stops, as a paused process's would.
+     */
+    Builder nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
       return this;
     }
 

@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,10 +18,14 @@ import org.slf4j.LoggerFactory;
  * function {@code check_tokens}) and turns a refusal into the library's exception, after rolling
  * the transaction back and recording the refusal.
  *
- * <p>A refusal whose recording fails (the connection was lost, the server crashed between the
- * rollback and the record) is kept and recorded after the next successful commit or rollback of any
- * connection of the same {@link FencedDataSource}, so the rejection log still gets every refusal a
- * client saw, as long as the client goes on.
+ * <p>A refusal is recorded with {@code record_rejection}, from the DETAIL the database sent with it
+ * (its receipt proves the refusal happened); a write refused here because the lease is known lost
+ * is recorded with the lease's resource and token, which the database accepts once it agrees the
+ * lease is lost. A refusal whose recording fails (the connection was lost, the server crashed
+ * between the rollback and the record, or the database does not agree yet that the lease is lost)
+ * is kept and recorded after the next successful commit or rollback of any connection of the same
+ * {@link FencedDataSource}, so the rejection log still gets every refusal a client saw, as long as
+ * the client goes on. One the database will never take (no valid receipt) is logged and dropped.
  */
 final class TokenChecker {
   private static final Logger log = LoggerFactory.getLogger(TokenChecker.class);
@@ -28,8 +33,11 @@ final class TokenChecker {
   /** At most this many refusals wait to be recorded; beyond, the oldest is dropped (logged). */
   static final int MAX_PENDING = 1_000;
 
-  /** A refusal still to be recorded. */
-  private record Pending(String resource, @Nullable Long token, String sqlState) {}
+  /**
+   * A refusal still to be recorded: what {@code record_rejection} takes (the refusal's DETAIL with
+   * its receipt, or a lease-lost refusal the database checks).
+   */
+  private record Pending(String resource, @Nullable Long token, String refusal) {}
 
   private final String checkSql;
   private final String recordSql;
@@ -40,7 +48,7 @@ final class TokenChecker {
 
   TokenChecker(String schema, boolean recordRejections, FencingMetrics metrics) {
     this.checkSql = "SELECT " + schema + ".check_tokens(?, ?)";
-    this.recordSql = "SELECT " + schema + ".record_rejection(?, ?, ?)";
+    this.recordSql = "SELECT " + schema + ".record_rejection(?)";
     this.recordRejections = recordRejections;
     this.metrics = metrics;
   }
@@ -107,7 +115,9 @@ final class TokenChecker {
   FencingRefusedException refuse(
       Connection connection, FencingRefusedException refusal, boolean record) {
     try {
-      connection.rollback();
+      if (!connection.getAutoCommit()) {
+        connection.rollback();
+      } // else the failed statement was its own transaction, and is rolled back
     } catch (SQLException e) {
       refusal.addSuppressed(e);
     }
@@ -126,13 +136,31 @@ final class TokenChecker {
 
   /** The refused transaction is gone; the record gets a transaction of its own. */
   private void record(Connection connection, FencingRefusedException refusal) {
-    Pending p = new Pending(refusal.resource(), refusal.presentedToken(), refusal.getSQLState());
+    String recordable = recordable(refusal);
+    if (recordable == null) {
+      log.warn(
+          "the refusal of token {} for {} carries no receipt from the database; not recorded",
+          refusal.presentedToken(),
+          refusal.resource());
+      return;
+    }
+    Pending p = new Pending(refusal.resource(), refusal.presentedToken(), recordable);
+    boolean autoCommit = true;
     try {
+      autoCommit = connection.getAutoCommit();
       insert(connection, p);
-      connection.commit();
+      if (!autoCommit) {
+        connection.commit();
+      }
     } catch (SQLException e) {
       refusal.addSuppressed(e);
-      rollbackQuietly(connection);
+      if (!autoCommit) {
+        rollbackQuietly(connection);
+      }
+      if (cannotBeRecorded(e)) {
+        log.error("the refusal {} cannot be recorded: {}", p.refusal(), e.getMessage());
+        return;
+      }
       keep(p);
       log.warn(
           "could not record the refusal of token {} for {} ({}); it will be recorded after the"
@@ -179,8 +207,14 @@ final class TokenChecker {
         if (!autoCommit) {
           rollbackQuietly(connection);
         }
+        if (cannotBeRecorded(e)) {
+          log.error("the refusal {} cannot be recorded: {}", p.refusal(), e.getMessage());
+          continue;
+        }
+        // the connection broke, or the database does not agree yet (a lease-lost refusal of a
+        // lease still valid by its clock): at the end of the queue, for the next time
         synchronized (pending) {
-          pending.addFirst(p);
+          pending.addLast(p);
           hasPending = true;
         }
         return;
@@ -188,11 +222,33 @@ final class TokenChecker {
     }
   }
 
+  /**
+   * What {@code record_rejection} takes for {@code refusal}: the DETAIL the database sent with it
+   * (with its receipt), or, for a write the client refused because it knows the lease lost, the
+   * lease's resource and token (recorded once the database agrees the lease is lost). Null if the
+   * database's DETAIL is not at hand.
+   */
+  static @Nullable String recordable(FencingRefusedException refusal) {
+    if (refusal instanceof LeaseLostException lost && lost.presentedToken() != null) {
+      // resource names never need escaping in JSON (FencingToken.requireValidResource)
+      return "{\"resource\": \""
+          + lost.resource()
+          + "\", \"token\": "
+          + lost.presentedToken()
+          + ", \"reason\": \"lease_lost\"}";
+    }
+    ServerErrorMessage server = FencingExceptions.serverError(refusal);
+    return server == null ? null : server.getDetail();
+  }
+
+  /** record_rejection refused the record itself (no valid receipt): retrying cannot help. */
+  private static boolean cannotBeRecorded(SQLException e) {
+    return FencingSqlState.of(e.getSQLState()).orElse(null) == FencingSqlState.INVALID_ARGUMENT;
+  }
+
   private void insert(Connection connection, Pending p) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(recordSql)) {
-      ps.setString(1, p.resource());
-      ps.setObject(2, p.token(), java.sql.Types.BIGINT);
-      ps.setString(3, p.sqlState());
+      ps.setString(1, p.refusal());
       ps.executeQuery().close();
     }
   }

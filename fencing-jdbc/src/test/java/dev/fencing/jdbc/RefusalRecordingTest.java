@@ -10,6 +10,7 @@ import static dev.fencing.jdbc.FencingTestSupport.nextBlock;
 import static dev.fencing.jdbc.FencingTestSupport.present;
 import static dev.fencing.jdbc.FencingTestSupport.rejections;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -97,6 +99,38 @@ class RefusalRecordingTest {
       insert(c, nextBlock());
     }
     assertThat(rejections(plain, resource, "stale_token")).isZero();
+  }
+
+  @Test
+  void aLeaseLostRefusalIsRecordedOnlyOnceTheDatabaseAgreesTheLeaseIsLost() throws Exception {
+    String resource = "recording-lease-lost";
+    AtomicLong clock = new AtomicLong(System.nanoTime());
+    LeaseClient leases =
+        LeaseClient.builder(plain).holder("fast-clock").nanoTime(clock::get).build();
+    Lease lease = leases.tryAcquire(resource, LONG_TTL).orElseThrow();
+    clock.addAndGet(LONG_TTL.plusSeconds(1).toNanos()); // the client's clock says: expired
+    assertThat(lease.isLost()).isTrue();
+    assertThat(FencingTestSupport.leaseValid(plain, resource)).as("the database's").isTrue();
+
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    int id = nextBlock();
+    Throwable refused;
+    try (FencingScope scope = Fencing.bind(lease);
+        Connection c = fenced.getConnection()) {
+      refused = catchThrowable(() -> insert(c, id));
+    }
+    assertThat(refused).isInstanceOf(LeaseLostException.class);
+    assertThat(refused.getSuppressed()).as("record_rejection did not agree yet").isNotEmpty();
+    assertThat(rejections(plain, resource, "lease_lost")).isZero();
+
+    lease.close(); // released: now the database agrees
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      c.commit();
+    }
+    assertThat(rejections(plain, resource, "lease_lost")).isEqualTo(1);
+    assertThat(present(plain, id)).isFalse();
+    leases.close();
   }
 
   /**

@@ -123,7 +123,7 @@ class BadInputCliTest {
             1,
             "_missing"),
         bad(
-            "B114",
+            "B118",
             "--verbose given twice",
             List.of("migrate", "--verbose", "--url", URL, "--verbose"),
             2,
@@ -198,7 +198,7 @@ class BadInputCliTest {
   }
 
   @Test
-  @DisplayName("B115 migrate as a deployer that may not create roles, when the roles are missing")
+  @DisplayName("B119 migrate as a deployer that may not create roles, when the roles are missing")
   void deployerWithoutCreateroleIsToldWhatToAskFor() throws SQLException {
     String deployer = FenceSql.unique("deployer");
     String owner = FenceSql.unique("owner");
@@ -243,7 +243,7 @@ class BadInputCliTest {
   }
 
   @Test
-  @DisplayName("B116 migrate with roles that already serve another database")
+  @DisplayName("B120 migrate with roles that already serve another database")
   void rolesOfAnotherDatabaseAreRefused() throws SQLException {
     try (TestDatabase other = TestDatabase.create("bad_input_cli_other")) {
       FencingMigrations.builder(other.dataSource())

@@ -40,6 +40,7 @@ class BadInputSqlTest {
   private static final String KNOWN = "bad-sql/known";
   private static final String OTHER = "bad-sql/other";
   private static final String EXTERNAL = "bad-sql/external";
+  private static final String FRESH = "bad-sql/fresh";
   private static final String[] APP_TABLES = {"app_fixed", "app_rows", "app_plain"};
 
   /** Stand-ins for the tokens issued in {@link #setUp()}, replaced when a case runs. */
@@ -61,6 +62,7 @@ class BadInputSqlTest {
       knownToken = Fence.acquire(s, KNOWN, "setup", TTL);
       otherToken = Fence.acquire(s, OTHER, "setup", TTL);
       FenceSql.run(s, "SELECT fencing.create_resource(?, true)", EXTERNAL);
+      FenceSql.run(s, "SELECT fencing.create_resource(?)", FRESH);
       Fence.execute(s, "CREATE TABLE app_fixed (id int PRIMARY KEY, v text)");
       Fence.execute(s, "CREATE TABLE app_rows (id int PRIMARY KEY, res text)");
       Fence.execute(s, "CREATE TABLE app_plain (id int PRIMARY KEY)");
@@ -95,6 +97,14 @@ class BadInputSqlTest {
             "check_token: token 0",
             "SELECT fencing.check_token(?, ?)",
             args(KNOWN, 0L),
+            "ZF006",
+            positive + "0",
+            "\"token\": 0"),
+        refusal(
+            "B113",
+            "check_token: token 0 on a resource created but never acquired (max_seen 0)",
+            "SELECT fencing.check_token(?, 0)",
+            args(FRESH),
             "ZF006",
             positive + "0",
             "\"token\": 0"),
@@ -404,15 +414,34 @@ class BadInputSqlTest {
             "\"argument\": \"table\""),
         refusal(
             "B78",
-            "record_rejection: SQLSTATE that is not a refusal",
-            "SELECT fencing.record_rejection(?, 1, ?)",
-            args(KNOWN, "ZF001'; --"),
+            "record_rejection: not a refusal's DETAIL",
+            "SELECT fencing.record_rejection(?)",
+            args("ZF001'; --"),
             "ZF006",
-            "record_rejection takes a refusal SQLSTATE",
-            "\"argument\": \"sqlstate\""),
-        // --- rejections (V9) ---
+            "record_rejection takes the DETAIL of a refusal",
+            "\"argument\": \"refusal\""),
         refusal(
             "B111",
+            "record_rejection: a refusal that did not happen (no receipt)",
+            "SELECT fencing.record_rejection(?)",
+            args("{\"resource\": \"" + KNOWN + "\", \"token\": 1, \"reason\": \"stale_token\"}"),
+            "ZF006",
+            "the refusal has no valid receipt",
+            "\"reason\": \"stale_token\""),
+        refusal(
+            "B112",
+            "record_rejection: a lease-lost refusal of a lease that is still valid",
+            "SELECT fencing.record_rejection('{\"resource\": \""
+                + KNOWN
+                + "\", \"token\": '"
+                + " || ? || ', \"reason\": \"lease_lost\"}')",
+            args(Issued.KNOWN_TOKEN),
+            "55000",
+            "is still valid",
+            "\"resource\": \"" + KNOWN + "\""),
+        // --- rejections (V9) ---
+        refusal(
+            "B115",
             "rejections: resource name with a quote and a comment",
             "SELECT * FROM fencing.rejections(?)",
             args("ledger'; --"),
@@ -420,7 +449,7 @@ class BadInputSqlTest {
             "the character \"'\" at position 7",
             "\"resource\": \"ledger'; --\""),
         refusal(
-            "B112",
+            "B116",
             "rejections: limit 0",
             "SELECT * FROM fencing.rejections(?, 0)",
             args(KNOWN),
@@ -428,7 +457,7 @@ class BadInputSqlTest {
             "limit must be from 1 to 10000, was 0",
             "\"argument\": \"limit\""),
         refusal(
-            "B113",
+            "B117",
             "rejections: limit NULL",
             "SELECT * FROM fencing.rejections(?, ?::integer)",
             args(KNOWN, null),
@@ -462,6 +491,17 @@ class BadInputSqlTest {
             "ZF004",
             "a write to protected table public.app_rows has no fencing resource",
             "\"table\": \"public.app_rows\""),
+        refusal(
+            "B114",
+            "protected table: a token list set with set_config, not carried in the transaction",
+            "SELECT set_config('fencing.tokens', ? || ' ' || ? || ',', false);"
+                + " INSERT INTO app_fixed VALUES (3, 'session-level')",
+            args(KNOWN, Issued.KNOWN_TOKEN),
+            "ZF002",
+            "missing fencing token for resource \""
+                + KNOWN
+                + "\": table public.app_fixed is protected",
+            "\"reason\": \"missing_token\""),
         refusal(
             "B82",
             "protected table: forged marker set with set_config",

@@ -284,14 +284,13 @@ class BadInputTest {
   // ---------------------------------------------------------------------------------------------
 
   @ParameterizedTest
-  @ValueSource(strings = {"NULL", "", "ZF006", "ZF007", "ZF008", "23505", "zf001"})
-  void recordRejectionTakesOnlyRefusalStates(String sqlState) throws SQLException {
-    @Nullable String value = sqlState.equals("NULL") ? null : sqlState;
+  @ValueSource(strings = {"NULL", "", "ZF001", "not json", "[1]", "{}", "{\"resource\": \"x\"}"})
+  void recordRejectionTakesOnlyARefusalsDetail(String refusal) throws SQLException {
+    @Nullable String value = refusal.equals("NULL") ? null : refusal;
     SQLException e =
         refusedWithoutWrites(
-            INVALID_ARGUMENT,
-            () -> FenceSql.run(c, "SELECT fencing.record_rejection(?, 1, ?)", KNOWN, value));
-    assertThat(e.getMessage()).contains("record_rejection takes a refusal SQLSTATE");
+            INVALID_ARGUMENT, () -> FenceSql.run(c, "SELECT fencing.record_rejection(?)", value));
+    assertThat(e.getMessage()).contains("record_rejection takes the DETAIL of a refusal");
   }
 
   @Test
@@ -304,16 +303,14 @@ class BadInputTest {
 
     // alice's late write: refused, and its transaction rolls back (taking any log row with it)
     c.setAutoCommit(false);
-    Fence.assertFails(STALE, () -> Fence.check(c, r, aliceToken));
+    SQLException stale = Fence.assertFails(STALE, () -> Fence.check(c, r, aliceToken));
     c.rollback();
     assertThat(FenceSql.longValue(c, "SELECT count(*) FROM fencing.rejection"))
         .isEqualTo(rejectionsBefore);
 
     // the client records the refusal in a transaction of its own
-    long id =
-        FenceSql.longValue(c, "SELECT fencing.record_rejection(?, ?, ?)", r, aliceToken, STALE);
-    c.commit();
     c.setAutoCommit(true);
+    long id = Fence.recordRejection(c, stale);
 
     try (PreparedStatement ps =
             FenceSql.prepare(
@@ -335,9 +332,11 @@ class BadInputTest {
         .isEqualTo(rejectionsBefore + 1);
 
     // a forged token is logged as never issued, with no holder (nobody was given it)
-    long forgedId =
-        FenceSql.longValue(
-            c, "SELECT fencing.record_rejection(?, ?, ?)", r, Long.MAX_VALUE, NEVER_ISSUED);
+    c.setAutoCommit(false);
+    SQLException forged = Fence.assertFails(NEVER_ISSUED, () -> Fence.check(c, r, Long.MAX_VALUE));
+    c.rollback();
+    c.setAutoCommit(true);
+    long forgedId = Fence.recordRejection(c, forged);
     assertThat(FenceSql.strings(c, "SELECT reason FROM fencing.rejection WHERE id = ?", forgedId))
         .containsExactly("never_issued");
     assertThat(
@@ -350,10 +349,15 @@ class BadInputTest {
 
   @Test
   void aClientsOwnRefusalOfALostLeaseIsRecordedAsLeaseLost() throws SQLException {
-    // V7: a client that knows its lease is lost refuses the write itself (ZF005) and records it
+    // V7: a client that knows its lease is lost refuses the write itself (ZF005) and records it;
+    // V8: once the database agrees (here: released)
     String r = "bad-input/lease-lost";
     long token = Fence.acquire(c, r, "carol", TTL);
-    long id = FenceSql.longValue(c, "SELECT fencing.record_rejection(?, ?, 'ZF005')", r, token);
+    Fence.release(c, r, token);
+    long id =
+        Fence.recordRejection(
+            c,
+            "{\"resource\": \"" + r + "\", \"token\": " + token + ", \"reason\": \"lease_lost\"}");
     assertThat(
             FenceSql.strings(
                 c,

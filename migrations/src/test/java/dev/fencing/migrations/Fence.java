@@ -11,11 +11,13 @@ import java.sql.SQLException;
 import java.time.Duration;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 
 /** Calls the fence's SQL functions over plain JDBC, as any client would. Test code only. */
 final class Fence {
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
-  static final int MIGRATIONS = 8;
+  static final int MIGRATIONS = 9;
 
   /** SQLSTATEs of the fence (see V2__fencing_functions.sql). */
   static final String STALE = "ZF001";
@@ -129,6 +131,31 @@ final class Fence {
         ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  /** The DETAIL of a server error: for a refusal, the JSON object with its receipt. */
+  static String detail(SQLException e) {
+    assertThat((Throwable) e).as("a server error: %s", e).isInstanceOf(PSQLException.class);
+    ServerErrorMessage message = ((PSQLException) e).getServerErrorMessage();
+    assertThat(message).as("server error message of %s", e.getMessage()).isNotNull();
+    assertThat(message.getDetail()).as("DETAIL of %s", e.getMessage()).isNotNull();
+    return message.getDetail();
+  }
+
+  /** Records {@code refusal} with {@code record_rejection(its DETAIL)}; returns the row's id. */
+  static long recordRejection(Connection c, SQLException refusal) throws SQLException {
+    return recordRejection(c, detail(refusal));
+  }
+
+  /** {@code record_rejection(refusal)}: a refusal's DETAIL, or a client's lease-lost JSON. */
+  static long recordRejection(Connection c, String refusal) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT fencing.record_rejection(?)")) {
+      ps.setString(1, refusal);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
     }
   }
 

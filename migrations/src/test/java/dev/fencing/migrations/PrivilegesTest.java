@@ -37,7 +37,7 @@ class PrivilegesTest {
           "fencing.check_token(text,bigint)",
           "fencing.check_tokens(text[],bigint[])",
           "fencing.create_resource(text,boolean,boolean)",
-          "fencing.record_rejection(text,bigint,text)",
+          "fencing.record_rejection(text)",
           "fencing.rejections(text,integer)",
           "fencing.release(text,bigint)",
           "fencing.renew(text,bigint,interval)",
@@ -109,8 +109,15 @@ class PrivilegesTest {
       assertThat(Fence.check(app, external, 7L)).isEqualTo(7);
       assertThat(Fence.maxSeen(app, external)).isEqualTo(7);
 
-      long rejection =
-          FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, token - 1);
+      String stale = "privileges/stale";
+      long old = Fence.acquire(app, stale, "app", TTL);
+      Fence.release(app, stale, old);
+      Fence.acquire(app, stale, "app", TTL);
+      app.setAutoCommit(false);
+      SQLException refused = Fence.assertFails(Fence.STALE, () -> Fence.check(app, stale, old));
+      app.rollback();
+      app.setAutoCommit(true);
+      long rejection = Fence.recordRejection(app, refused);
       assertThat(rejection).isPositive();
     }
     try (Connection admin = db.connect()) {
@@ -134,10 +141,10 @@ class PrivilegesTest {
     }
     FenceSql.Snapshot before;
     try (Connection app = db.connect(APP_USER)) {
-      long first = FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, 1L);
-      long second =
-          FenceSql.longValue(app, "SELECT fencing.record_rejection(?, ?, 'ZF001')", r, token - 1);
-      FenceSql.run(app, "SELECT fencing.record_rejection(?, 1, 'ZF003')", other);
+      // two refusals of r and one of another resource, recorded with their receipts
+      long first = Fence.recordRejection(app, refusal(app, r, token - 1));
+      long second = Fence.recordRejection(app, refusal(app, r, token - 1));
+      Fence.recordRejection(app, refusal(app, other, Long.MAX_VALUE));
 
       // its own resource's refusals, newest first, with what the fence knew (not what was claimed)
       assertThat(
@@ -148,7 +155,7 @@ class PrivilegesTest {
                   r))
           .containsExactly(
               second + " " + r + " " + (token - 1) + " " + token + " stale_token " + APP_USER,
-              first + " " + r + " 1 " + token + " stale_token " + APP_USER);
+              first + " " + r + " " + (token - 1) + " " + token + " stale_token " + APP_USER);
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(?, 1)", r))
           .isEqualTo(1);
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(NULL)"))
@@ -214,6 +221,9 @@ class PrivilegesTest {
             "DROP SEQUENCE fencing.token_seq",
             // internal and operator functions
             "SELECT fencing.advance_sequence(1000)",
+            "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
+            "SELECT fencing.receipt_mac('stale_token', 1, '1.2.3', 'x')",
+            "SELECT fencing.with_receipt('ZF001', '{\"resource\": \"x\"}'::jsonb)",
             "SELECT fencing.fence('" + RESOURCE + "', 1)",
             "SELECT fencing.refuse(NULL::fencing.resource, 1)",
             "SELECT fencing.raise_error('ZF001', 'forged', '{}'::jsonb)",
@@ -462,6 +472,18 @@ class PrivilegesTest {
                       + " || has_schema_privilege('public', 'fencing', 'CREATE')::text"))
           .isEqualTo("truefalsefalse");
     }
+  }
+
+  /** A refused check of {@code token}, rolled back: the refusal to record. */
+  private static SQLException refusal(Connection app, String resource, long token)
+      throws SQLException {
+    app.setAutoCommit(false);
+    SQLException refused =
+        catchThrowableOfType(SQLException.class, () -> Fence.check(app, resource, token));
+    app.rollback();
+    app.setAutoCommit(true);
+    assertThat((Throwable) refused).as("check of %s %d", resource, token).isNotNull();
+    return refused;
   }
 
   private static void execute(Connection c, String sql) throws SQLException {

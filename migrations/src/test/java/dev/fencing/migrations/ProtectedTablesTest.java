@@ -8,17 +8,12 @@ import static dev.fencing.migrations.Fence.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.testing.TestDatabaseExtension;
-import java.io.File;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,9 +33,6 @@ class ProtectedTablesTest {
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final String OWNER = FenceSql.unique("prot_owner");
   private static final String APP = FenceSql.unique("prot_app");
-
-  /** The psql client: $FENCING_TEST_PSQL, else the first psql on the PATH. */
-  private static final String PSQL = psqlBinary();
 
   /** Whole-table resource of {@code item} and of the partitioned {@code measurement}. */
   private static final String ITEMS = "protected/items";
@@ -713,62 +705,22 @@ class ProtectedTablesTest {
   // Any client: a real psql process
   // ---------------------------------------------------------------------------------------------
 
-  record Psql(int exitCode, String output) {}
-
-  private static String psqlBinary() {
-    String configured = System.getenv("FENCING_TEST_PSQL");
-    if (configured != null && !configured.isEmpty()) {
-      return configured;
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      File candidate = new File(dir, "psql");
-      if (candidate.canExecute()) {
-        return candidate.getPath();
-      }
-    }
-    return "psql";
-  }
-
-  private static Psql psql(String role, String script) throws IOException, InterruptedException {
-    File binary = new File(PSQL);
-    assertThat(binary.canExecute())
-        .as(
-            "psql must be on the PATH or in $FENCING_TEST_PSQL for this test (install"
-                + " postgresql-client); found: %s",
-            PSQL)
-        .isTrue();
-    URI uri = URI.create(db.jdbcUrl().substring("jdbc:".length()));
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            PSQL, "-X", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-f", "-");
-    Map<String, String> env = pb.environment();
-    env.put("PGHOST", uri.getHost());
-    env.put("PGPORT", String.valueOf(uri.getPort() < 0 ? 5432 : uri.getPort()));
-    env.put("PGDATABASE", uri.getPath().substring(1));
-    env.put("PGUSER", role);
-    if (!db.password().isEmpty()) {
-      env.put("PGPASSWORD", db.password());
-    }
-    pb.redirectErrorStream(true);
-    Process p = pb.start();
-    p.getOutputStream().write(script.getBytes(StandardCharsets.UTF_8));
-    p.getOutputStream().close();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("psql finished").isTrue();
-    return new Psql(p.exitValue(), out);
+  private static PsqlClient.Result psql(String role, String script)
+      throws IOException, InterruptedException {
+    return PsqlClient.run(db, role, script);
   }
 
   @Test
   void psqlUnfencedWriteIsRefusedAndTheOneCallRecipeIsAccepted() throws Exception {
-    Psql refused = psql(APP, "INSERT INTO item VALUES (20, 'from psql');\n");
+    PsqlClient.Result refused = psql(APP, "INSERT INTO item VALUES (20, 'from psql');\n");
     assertThat(refused.exitCode()).as(refused.output()).isNotZero();
     assertThat(refused.output()).contains("ZF002", "missing fencing token");
 
-    Psql copy = psql(APP, "COPY item FROM STDIN;\n21\tcopied by psql\n\\.\n");
+    PsqlClient.Result copy = psql(APP, "COPY item FROM STDIN;\n21\tcopied by psql\n\\.\n");
     assertThat(copy.exitCode()).as(copy.output()).isNotZero();
     assertThat(copy.output()).contains("ZF002");
 
-    Psql zombie =
+    PsqlClient.Result zombie =
         psql(
             APP,
             "BEGIN;\nSELECT fencing.check_token('"
@@ -783,7 +735,7 @@ class ProtectedTablesTest {
       assertThat(FenceSql.longValue(c, "SELECT count(*) FROM item WHERE id >= 20")).isZero();
     }
 
-    Psql recipe =
+    PsqlClient.Result recipe =
         psql(
             APP,
             "BEGIN;\nSELECT fencing.check_token('"

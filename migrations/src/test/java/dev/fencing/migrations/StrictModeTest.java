@@ -18,8 +18,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.migrations.Interleaving.Session;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -68,7 +66,7 @@ class StrictModeTest extends InterleavingTestBase {
       assertThat(writes(observer, res, "first")).isOne();
       assertThat(writes(observer, res, "second")).isZero();
 
-      long id = recordRejection(observer, res, t);
+      long id = Fence.recordRejection(observer, e);
       assertThat(
               Fence.count(
                   observer,
@@ -260,18 +258,6 @@ class StrictModeTest extends InterleavingTestBase {
       begin(writer, iso);
       assertTokenUsed(observer, assertFails(STALE, () -> Fence.check(writer.c(), res, t2)));
       writer.c().rollback();
-    }
-  }
-
-  private static long recordRejection(Connection c, String res, long token) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT fencing.record_rejection(?, ?, ?)")) {
-      ps.setString(1, res);
-      ps.setLong(2, token);
-      ps.setString(3, STALE);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
     }
   }
 }

@@ -1,0 +1,111 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.LONG_TTL;
+import static dev.fencing.jdbc.FencingTestSupport.PATIENCE;
+import static dev.fencing.jdbc.FencingTestSupport.awaitLeaseExpired;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 12, item 7: {@link Lease#isLost()} is the client's reckoning on its own monotonic clock; a
+ * clock that stands still (a paused VM, a suspended host) keeps it false after the database expired
+ * the lease. {@link Lease#verify()} asks the database. The clock is injected and stopped: nothing
+ * here sleeps; the database's clock runs on and is watched.
+ */
+class LeaseVerifyTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static DataSource plain;
+
+  /** A client clock that only moves when the test moves it. */
+  private final AtomicLong clock = new AtomicLong(System.nanoTime());
+
+  private final List<LeaseClient> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void migrate() {
+    FencingTestSupport.migrate(db);
+    plain = FencingTestSupport.plain(db, ds -> ds);
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(LeaseClient::close);
+  }
+
+  private LeaseClient client(String holder) {
+    LeaseClient c = LeaseClient.builder(plain).holder(holder).nanoTime(clock::get).build();
+    clients.add(c);
+    return c;
+  }
+
+  @Test
+  void aStoppedClientClockKeepsIsLostFalseAfterTheDatabaseExpiredTheLeaseAndVerifyTellsTheTruth()
+      throws SQLException {
+    Lease lease =
+        client("paused").tryAcquire("verify/expired", Duration.ofMillis(300)).orElseThrow();
+    assertThat(lease.verify()).isTrue();
+
+    awaitLeaseExpired(plain, "verify/expired"); // by the database clock; the client's stood still
+    assertThat(lease.isLost()).as("what the client cannot know").isFalse();
+
+    assertThat(lease.verify()).as("the database's answer").isFalse();
+    assertThat(lease.isLost()).as("and now the client knows").isTrue();
+  }
+
+  @Test
+  void verifySeesATakeoverTheClientCannotSee() throws SQLException {
+    Lease lease = client("first").tryAcquire("verify/taken", Duration.ofMillis(300)).orElseThrow();
+    awaitLeaseExpired(plain, "verify/taken");
+    Lease next = client("second").tryAcquire("verify/taken", LONG_TTL).orElseThrow();
+
+    assertThat(lease.isLost()).isFalse();
+    assertThat(lease.verify()).isFalse();
+    assertThat(lease.isLost()).isTrue();
+    assertThat(next.verify()).isTrue();
+    assertThat(next.isLost()).isFalse();
+  }
+
+  @Test
+  void verifyOfAHeldLeaseBringsTheClientsReckoningOfItsExpiryInLine() throws SQLException {
+    Lease lease = client("holder").tryAcquire("verify/held", Duration.ofSeconds(5)).orElseThrow();
+    // the database's clock runs on while the client's stands still: less than 3 s are left
+    await()
+        .atMost(PATIENCE)
+        .until(
+            () ->
+                FencingTestSupport.queryLong(
+                        plain,
+                        "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000"
+                            + " FROM fencing.status('verify/held')")
+                    < 3000);
+    assertThat(lease.isLost()).as("5 s granted, none passed on the client's clock").isFalse();
+
+    assertThat(lease.verify()).isTrue();
+    clock.addAndGet(Duration.ofSeconds(3).toNanos());
+    assertThat(lease.isLost())
+        .as("the database said less than 3 s were left; 3 s passed on the client's clock since")
+        .isTrue();
+  }
+
+  @Test
+  void aClosedLeaseIsNotHeld() throws SQLException {
+    Lease lease = client("closer").tryAcquire("verify/closed", LONG_TTL).orElseThrow();
+    lease.close();
+    assertThat(lease.verify()).isFalse();
+    assertThat(lease.isLost()).isTrue();
+  }
+}
