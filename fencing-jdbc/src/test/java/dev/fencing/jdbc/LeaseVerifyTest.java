@@ -6,7 +6,6 @@ import static dev.fencing.jdbc.FencingTestSupport.awaitLeaseExpired;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.SQLException;
 import java.time.Duration;
