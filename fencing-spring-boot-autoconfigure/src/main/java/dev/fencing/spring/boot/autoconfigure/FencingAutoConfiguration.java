@@ -113,6 +113,7 @@ public final class FencingAutoConfiguration {
   }
 
   @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   static HeldLeases fencingHeldLeases() {
     return new HeldLeases();
   }
