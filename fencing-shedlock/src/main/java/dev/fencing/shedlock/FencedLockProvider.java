@@ -81,7 +81,12 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
     this.delayedReleases.setRemoveOnCancelPolicy(true);
   }
 
-  /** Starts a configuration whose locks are leases of {@code leases}. */
+  /**
+   * Starts a configuration whose locks are leases of {@code leases}.
+   *
+   * @param leases the lease client, without keep-alive, over the pool
+   * @return the builder
+   */
   public static Builder builder(LeaseClient leases) {
     return new Builder(leases);
   }
@@ -119,7 +124,11 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
     return Optional.of(new FencedLock(job, configuration));
   }
 
-  /** The leases of the locks this provider holds now (taken and not yet released). */
+  /**
+   * The leases of the locks this provider holds now (taken and not yet released).
+   *
+   * @return a snapshot, for health checks and logs
+   */
   public List<Lease> heldLeases() {
     return List.copyOf(held);
   }
@@ -247,6 +256,10 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
      * Text put before every lock name to make the fenced resource's name (default empty: the lock
      * {@code "ledger"} fences the resource {@code "ledger"}, e.g. {@code @Fenced("ledger")}
      * entities). Letters, digits and {@code _ . : / @ + = # -}, at most 100 characters.
+     *
+     * @param resourcePrefix the prefix, possibly empty
+     * @return this builder
+     * @throws IllegalArgumentException if the prefix has other characters or is too long
      */
     public Builder resourcePrefix(String resourcePrefix) {
       Objects.requireNonNull(resourcePrefix, "resourcePrefix");
@@ -261,7 +274,11 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
       return this;
     }
 
-    /** Builds the provider. */
+    /**
+     * Builds the provider.
+     *
+     * @return the provider; close it when the application stops
+     */
     public FencedLockProvider build() {
       return new FencedLockProvider(this);
     }

@@ -26,6 +26,7 @@ import org.springframework.dao.NonTransientDataAccessException;
 public class FencingRefusedDataAccessException extends NonTransientDataAccessException {
   private static final long serialVersionUID = 1L;
 
+  /** The fence's refusal. */
   private final FencingRefusedException refusal;
 
   /**

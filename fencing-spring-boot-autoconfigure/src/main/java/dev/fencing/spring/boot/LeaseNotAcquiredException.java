@@ -11,7 +11,10 @@ import org.springframework.dao.CannotAcquireLockException;
 public class LeaseNotAcquiredException extends CannotAcquireLockException {
   private static final long serialVersionUID = 1L;
 
+  /** The resource whose lease was held. */
   private final String resource;
+
+  /** How long the call waited. */
   private final Duration waited;
 
   /**

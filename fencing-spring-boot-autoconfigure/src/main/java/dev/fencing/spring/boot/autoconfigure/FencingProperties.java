@@ -36,7 +36,18 @@ public record FencingProperties(
   private static final Duration MIN_HANDOVER = Duration.ofMillis(1);
   private static final Duration MAX_HANDOVER = Duration.ofHours(1);
 
-  /** Checks the schema name. */
+  /**
+   * Checks the schema name.
+   *
+   * @param enabled see {@link #enabled()}
+   * @param schema see {@link #schema()}
+   * @param migrations see {@link #migrations()}
+   * @param datasource see {@link #datasource()}
+   * @param lease see {@link #lease()}
+   * @param shedlock see {@link #shedlock()}
+   * @param metrics see {@link #metrics()}
+   * @throws IllegalArgumentException naming the property of a bad value
+   */
   public FencingProperties {
     identifier("fencing.schema", schema);
   }
@@ -57,7 +68,14 @@ public record FencingProperties(
       @DefaultValue("fencing_app") String applicationRole,
       @DefaultValue("fencing_owner") String ownerRole) {
 
-    /** Checks the role names. */
+    /**
+     * Checks the role names.
+     *
+     * @param migrate see {@link #migrate()}
+     * @param applicationRole see {@link #applicationRole()}
+     * @param ownerRole see {@link #ownerRole()}
+     * @throws IllegalArgumentException naming the property of a bad value
+     */
     public Migrations {
       identifier("fencing.migrations.application-role", applicationRole);
       identifier("fencing.migrations.owner-role", ownerRole);
@@ -87,7 +105,15 @@ public record FencingProperties(
       @DefaultValue("false") boolean requireToken,
       @DefaultValue("true") boolean recordRejections) {
 
-    /** Checks the excluded bean names. */
+    /**
+     * Checks the excluded bean names.
+     *
+     * @param wrap see {@link #wrap()}
+     * @param exclude see {@link #exclude()}
+     * @param requireToken see {@link #requireToken()}
+     * @param recordRejections see {@link #recordRejections()}
+     * @throws IllegalArgumentException naming the property of a bad value
+     */
     public DataSourceFencing {
       exclude = List.copyOf(exclude);
       for (int i = 0; i < exclude.size(); i++) {
@@ -123,7 +149,17 @@ public record FencingProperties(
       @DefaultValue("true") boolean keepAlive,
       @DefaultValue("0.3333333333333333") double renewFraction) {
 
-    /** Checks every value. */
+    /**
+     * Checks every value.
+     *
+     * @param holder see {@link #holder()}
+     * @param ttl see {@link #ttl()}
+     * @param maxWait see {@link #maxWait()}
+     * @param handoverTimeout see {@link #handoverTimeout()}
+     * @param keepAlive see {@link #keepAlive()}
+     * @param renewFraction see {@link #renewFraction()}
+     * @throws IllegalArgumentException naming the property of a bad value
+     */
     public Lease {
       if (holder != null
           && (holder.isEmpty()
@@ -161,7 +197,13 @@ public record FencingProperties(
   public record ShedLock(
       @DefaultValue("true") boolean enabled, @DefaultValue("") String resourcePrefix) {
 
-    /** Checks the prefix. */
+    /**
+     * Checks the prefix.
+     *
+     * @param enabled see {@link #enabled()}
+     * @param resourcePrefix see {@link #resourcePrefix()}
+     * @throws IllegalArgumentException naming the property of a bad value
+     */
     public ShedLock {
       if (!resourcePrefix.isEmpty()) {
         try {
