@@ -6,8 +6,16 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.shedlock.FencedLockProvider;
+import dev.fencing.testing.TestDatabase;
 import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.junit.jupiter.api.Test;
@@ -53,6 +61,85 @@ class FencingAutoConfigurationTest {
           assertThat(context.getBean(LockProvider.class)).isInstanceOf(FencedLockProvider.class);
           assertThat(context).hasSingleBean(FencingProperties.class);
         });
+  }
+
+  @Test
+  void everyPropertyBinds() throws SQLException {
+    // its own database (a second fence schema in one database collides on V4's event trigger)
+    // and roles, which are cluster-wide: unique names, dropped afterwards
+    String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+    String appRole = "locks_app_" + suffix;
+    String ownerRole = "locks_owner_" + suffix;
+    try (TestDatabase own = TestDatabase.create("bind_everything")) {
+      try {
+        bindEverything(own, appRole, ownerRole);
+      } finally {
+        try (Connection c = own.connect();
+            Statement s = c.createStatement()) {
+          s.execute("DROP SCHEMA IF EXISTS locks CASCADE");
+          s.execute("DROP OWNED BY " + appRole + ", " + ownerRole);
+        }
+      }
+    } finally {
+      try (Connection c = db.connect();
+          Statement s = c.createStatement()) {
+        s.execute("DROP ROLE IF EXISTS " + appRole + ", " + ownerRole);
+      }
+    }
+  }
+
+  private void bindEverything(TestDatabase own, String appRole, String ownerRole) {
+    runner
+        .withPropertyValues(
+            "spring.datasource.url=" + own.jdbcUrl(),
+            "fencing.schema=locks",
+            "fencing.migrations.migrate=true",
+            "fencing.migrations.application-role=" + appRole,
+            "fencing.migrations.owner-role=" + ownerRole,
+            "fencing.datasource.require-token=true",
+            "fencing.datasource.record-rejections=false",
+            "fencing.datasource.exclude=reportingDataSource,archiveDataSource",
+            "fencing.lease.holder=node-1",
+            "fencing.lease.ttl=PT45S",
+            "fencing.lease.max-wait=2m",
+            "fencing.lease.handover-timeout=750ms",
+            "fencing.lease.keep-alive=false",
+            "fencing.lease.renew-fraction=0.5",
+            "fencing.shedlock.resource-prefix=job:",
+            "fencing.metrics.enabled=false")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              FencingProperties p = context.getBean(FencingProperties.class);
+              assertThat(p.schema()).isEqualTo("locks");
+              assertThat(p.migrations())
+                  .isEqualTo(new FencingProperties.Migrations(true, appRole, ownerRole));
+              assertThat(p.datasource())
+                  .isEqualTo(
+                      new FencingProperties.DataSourceFencing(
+                          true, List.of("reportingDataSource", "archiveDataSource"), true, false));
+              assertThat(p.lease())
+                  .isEqualTo(
+                      new FencingProperties.Lease(
+                          "node-1",
+                          Duration.ofSeconds(45),
+                          Duration.ofMinutes(2),
+                          Duration.ofMillis(750),
+                          false,
+                          0.5));
+              assertThat(p.shedlock().resourcePrefix()).isEqualTo("job:");
+              assertThat(p.metrics().enabled()).isFalse();
+              assertThat(context.getBean(LeaseClient.class).holder()).isEqualTo("node-1");
+              // the schema and roles reached the migrations
+              try (Connection c = own.connect();
+                  Statement s = c.createStatement();
+                  ResultSet rs =
+                      s.executeQuery(
+                          "SELECT count(*) FROM locks.fencing_schema_history WHERE success")) {
+                rs.next();
+                assertThat(rs.getLong(1)).isPositive();
+              }
+            });
   }
 
   @Test
