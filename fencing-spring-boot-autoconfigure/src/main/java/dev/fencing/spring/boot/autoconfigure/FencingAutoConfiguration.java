@@ -1,0 +1,163 @@
+package dev.fencing.spring.boot.autoconfigure;
+
+import dev.fencing.jdbc.LeaseClient;
+import javax.sql.DataSource;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Fencing for a Spring Boot application (properties {@link FencingProperties}, prefix {@code
+ * fencing}):
+ *
+ * <ul>
+ *   <li>every {@code DataSource} bean is wrapped in a {@code FencedDataSource} (static bean
+ *       post-processor; {@code fencing.datasource.wrap}, {@code fencing.datasource.exclude});
+ *   <li>the fence's migrations run at start-up as their own Flyway instance, registered as a
+ *       database initializer that runs before the application's own Flyway and before JPA (bean
+ *       {@code fencingSchemaInitializer}; {@code fencing.migrations.migrate=false} validates
+ *       instead);
+ *   <li>a {@link LeaseClient} bean over the pool, and the {@link dev.fencing.spring.boot.WithLease}
+ *       advice;
+ *   <li>refusals reach callers as {@link dev.fencing.spring.boot.FencingRefusedDataAccessException}
+ *       from {@code JdbcTemplate}, {@code JdbcTransactionManager}, {@code JpaTransactionManager}
+ *       and repositories;
+ *   <li>the application's own Flyway migrates through the pool, not the fenced data source.
+ * </ul>
+ *
+ * <p>Health ({@link FencingHealthAutoConfiguration}), metrics ({@link
+ * FencingMetricsAutoConfiguration}) and ShedLock ({@link FencingShedLockAutoConfiguration}) are
+ * configured alongside.
+ */
+@AutoConfiguration(
+    afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    beforeName = {
+      "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+      "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+      "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"
+    })
+@ConditionalOnClass({DataSource.class, JdbcTemplate.class, TransactionSynchronizationManager.class})
+@ConditionalOnBooleanProperty(name = "fencing.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(FencingProperties.class)
+@Import({
+  DatabaseInitializationDependencyConfigurer.class,
+  FencingAutoConfiguration.AutoProxying.class
+})
+public final class FencingAutoConfiguration {
+  /** Created by Spring. */
+  FencingAutoConfiguration() {}
+
+  @Bean
+  @ConditionalOnBooleanProperty(name = "fencing.datasource.wrap", matchIfMissing = true)
+  static FencingDataSourcePostProcessor fencingDataSourcePostProcessor(
+      ObjectProvider<FencingProperties> properties, ObjectProvider<FencingMeters> meters) {
+    return new FencingDataSourcePostProcessor(properties, meters);
+  }
+
+  @Bean
+  static FencingTranslationPostProcessor fencingTranslationPostProcessor() {
+    return new FencingTranslationPostProcessor();
+  }
+
+  @Bean
+  FencingExceptionTranslation.Persistence fencingPersistenceExceptionTranslator() {
+    return new FencingExceptionTranslation.Persistence();
+  }
+
+  @Bean
+  @ConditionalOnSingleCandidate(DataSource.class)
+  FencingSchemaInitializer fencingSchemaInitializer(
+      DataSource dataSource,
+      FencingProperties properties,
+      ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
+    return new FencingSchemaInitializer(pool(dataSource, wrapper), properties);
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnSingleCandidate(DataSource.class)
+  LeaseClient fencingLeaseClient(
+      DataSource dataSource,
+      FencingProperties properties,
+      ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
+    FencingProperties.Lease lease = properties.lease();
+    LeaseClient.Builder builder =
+        LeaseClient.builder(pool(dataSource, wrapper))
+            .schema(properties.schema())
+            .handoverTimeout(lease.handoverTimeout())
+            .keepAlive(lease.keepAlive())
+            .renewFraction(lease.renewFraction());
+    if (lease.holder() != null) {
+      builder.holder(lease.holder());
+    }
+    return builder.build();
+  }
+
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static HeldLeases fencingHeldLeases() {
+    return new HeldLeases();
+  }
+
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static LeaseAdvisor fencingLeaseAdvisor(
+      ConfigurableListableBeanFactory beanFactory,
+      ObjectProvider<LeaseClient> leases,
+      ObjectProvider<FencingProperties> properties,
+      HeldLeases held) {
+    LeaseAttributeSource attributes = new LeaseAttributeSource(beanFactory);
+    return new LeaseAdvisor(attributes, new LeaseInterceptor(attributes, leases, properties, held));
+  }
+
+  /** The pool under a data source fenced by this configuration (lease and migration SQL). */
+  static DataSource pool(
+      DataSource dataSource, ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
+    FencingDataSourcePostProcessor postProcessor = wrapper.getIfAvailable();
+    return postProcessor == null ? dataSource : postProcessor.unfenced(dataSource);
+  }
+
+  /** The application's own Flyway migrates through the pool (its DDL carries no token). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(FlywayConfigurationCustomizer.class)
+  static final class ApplicationFlyway {
+    @Bean
+    FlywayConfigurationCustomizer fencingFlywayUsesThePool(
+        ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
+      return configuration -> {
+        DataSource dataSource = configuration.getDataSource();
+        if (dataSource != null) {
+          configuration.dataSource(pool(dataSource, wrapper));
+        }
+      };
+    }
+  }
+
+  /** Makes sure an auto-proxy creator exists, so {@code @WithLease} works without Boot's AOP. */
+  static final class AutoProxying implements ImportBeanDefinitionRegistrar {
+    @Override
+    public void registerBeanDefinitions(
+        AnnotationMetadata importingClassMetadata, BeanDefinitionRegistry registry) {
+      AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+    }
+  }
+}

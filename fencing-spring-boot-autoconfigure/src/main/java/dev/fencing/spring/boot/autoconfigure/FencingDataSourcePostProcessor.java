@@ -1,0 +1,81 @@
+package dev.fencing.spring.boot.autoconfigure;
+
+import dev.fencing.jdbc.FencedDataSource;
+import java.sql.SQLException;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.core.Ordered;
+
+/**
+ * Wraps every {@code DataSource} bean in a {@link FencedDataSource} once it is initialized (its
+ * {@code spring.datasource.*} settings bound), and remembers what it wrapped: the lease client and
+ * the migrations use the pool itself, whose SQL needs no token. Boot's {@code DataSourceUnwrapper}
+ * (Hikari metrics, JMX, health) still reaches the pool through {@code unwrap}/{@code isWrapperFor}.
+ */
+final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered {
+  private static final Logger LOG = LoggerFactory.getLogger(FencingDataSourcePostProcessor.class);
+
+  private final ObjectProvider<FencingProperties> properties;
+  private final ObjectProvider<FencingMeters> metrics;
+  private final Map<DataSource, DataSource> unfenced =
+      Collections.synchronizedMap(new IdentityHashMap<>());
+
+  FencingDataSourcePostProcessor(
+      ObjectProvider<FencingProperties> properties, ObjectProvider<FencingMeters> metrics) {
+    this.properties = properties;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (!(bean instanceof DataSource dataSource) || isFenced(dataSource)) {
+      return bean;
+    }
+    FencingProperties config = properties.getObject();
+    if (config.datasource().exclude().contains(beanName)) {
+      LOG.info("DataSource bean {} is not fenced (fencing.datasource.exclude)", beanName);
+      return bean;
+    }
+    FencedDataSource.Builder builder =
+        FencedDataSource.builder(dataSource)
+            .schema(config.schema())
+            .requireToken(config.datasource().requireToken())
+            .recordRejections(config.datasource().recordRejections());
+    FencingMeters registry = metrics.getIfAvailable();
+    if (registry != null) {
+      builder.meterRegistry(registry.registry());
+    }
+    FencedDataSource fenced = builder.build();
+    unfenced.put(fenced, dataSource);
+    LOG.debug("DataSource bean {} is fenced", beanName);
+    return fenced;
+  }
+
+  /** The pool under {@code dataSource} if this post-processor fenced it, else itself. */
+  DataSource unfenced(DataSource dataSource) {
+    DataSource target = unfenced.get(dataSource);
+    return target == null ? dataSource : target;
+  }
+
+  @Override
+  public int getOrder() {
+    return Ordered.LOWEST_PRECEDENCE - 10;
+  }
+
+  private static boolean isFenced(DataSource dataSource) {
+    if (dataSource instanceof FencedDataSource) {
+      return true;
+    }
+    try {
+      return dataSource.isWrapperFor(FencedDataSource.class);
+    } catch (SQLException | RuntimeException e) {
+      return false;
+    }
+  }
+}
