@@ -48,7 +48,12 @@ class FencedLockProviderTest {
 
   @BeforeAll
   static void migrate() throws SQLException {
-    FencingMigrations.migrate(db.dataSource());
+    // the test database's own roles (roles are cluster-wide: the defaults may serve another one)
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
     try (Connection c = db.connect();
         Statement s = c.createStatement()) {
       s.execute("CREATE TABLE job_write (job text, resource text, written_by text)");

@@ -115,8 +115,11 @@ class TwoInstancesTest {
         .web(WebApplicationType.NONE)
         .run(
             "--spring.datasource.url=" + db.jdbcUrl(),
-            "--spring.datasource.username=" + db.user(),
+            "--spring.datasource.username=" + db.migrationUser(),
             "--spring.datasource.password=" + db.password(),
+            // the test database's own roles (the cluster is shared; see application.properties)
+            "--fencing.migrations.owner-role=" + db.ownerRole(),
+            "--fencing.migrations.application-role=" + db.appRole(),
             "--spring.main.banner-mode=off",
             "--fencing.lease.holder=" + instance,
             "--ledger.closing.cron=-",

@@ -5,17 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.LeaseClient;
+import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.shedlock.FencedLockProvider;
 import dev.fencing.testing.TestDatabase;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.junit.jupiter.api.Test;
@@ -41,10 +40,7 @@ class FencingAutoConfigurationTest {
                   FencingHealthAutoConfiguration.class,
                   FencingMetricsAutoConfiguration.class,
                   FencingShedLockAutoConfiguration.class))
-          .withPropertyValues(
-              "spring.datasource.url=" + db.jdbcUrl(),
-              "spring.datasource.username=" + db.user(),
-              "spring.datasource.password=" + db.password());
+          .withPropertyValues(PerClassDatabase.properties(db.database()));
 
   @Test
   void byDefaultEverythingIsThere() {
@@ -64,27 +60,11 @@ class FencingAutoConfigurationTest {
   }
 
   @Test
-  void everyPropertyBinds() throws SQLException {
+  void everyPropertyBinds() {
     // its own database (a second fence schema in one database collides on V4's event trigger)
-    // and roles, which are cluster-wide: unique names, dropped afterwards
-    String suffix = Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
-    String appRole = "locks_app_" + suffix;
-    String ownerRole = "locks_owner_" + suffix;
+    // and that database's roles, which close() drops
     try (TestDatabase own = TestDatabase.create("bind_everything")) {
-      try {
-        bindEverything(own, appRole, ownerRole);
-      } finally {
-        try (Connection c = own.connect();
-            Statement s = c.createStatement()) {
-          s.execute("DROP SCHEMA IF EXISTS locks CASCADE");
-          s.execute("DROP OWNED BY " + appRole + ", " + ownerRole);
-        }
-      }
-    } finally {
-      try (Connection c = db.connect();
-          Statement s = c.createStatement()) {
-        s.execute("DROP ROLE IF EXISTS " + appRole + ", " + ownerRole);
-      }
+      bindEverything(own, own.appRole(), own.ownerRole());
     }
   }
 
@@ -92,6 +72,7 @@ class FencingAutoConfigurationTest {
     runner
         .withPropertyValues(
             "spring.datasource.url=" + own.jdbcUrl(),
+            "spring.datasource.username=" + own.migrationUser(),
             "fencing.schema=locks",
             "fencing.migrations.migrate=true",
             "fencing.migrations.application-role=" + appRole,
@@ -135,9 +116,16 @@ class FencingAutoConfigurationTest {
                   Statement s = c.createStatement();
                   ResultSet rs =
                       s.executeQuery(
-                          "SELECT count(*) FROM locks.fencing_schema_history WHERE success")) {
+                          "SELECT (SELECT count(*) FROM locks.fencing_schema_history WHERE success),"
+                              + " (SELECT relowner::regrole::text FROM pg_class"
+                              + "   WHERE oid = 'locks.token_seq'::regclass),"
+                              + " has_function_privilege('"
+                              + appRole
+                              + "', 'locks.check_token(text, bigint)', 'EXECUTE')")) {
                 rs.next();
                 assertThat(rs.getLong(1)).isPositive();
+                assertThat(rs.getString(2)).isEqualTo(ownerRole);
+                assertThat(rs.getBoolean(3)).isTrue();
               }
             });
   }
@@ -247,6 +235,17 @@ class FencingAutoConfigurationTest {
               assertThat(context).doesNotHaveBean(LeaseClient.class);
               assertThat(context).doesNotHaveBean(FencingSchemaInitializer.class);
               assertThat(context).doesNotHaveBean(LockProvider.class);
+              // the defaults, bound without a database to migrate
+              FencingProperties p = context.getBean(FencingProperties.class);
+              assertThat(p.schema()).isEqualTo(FencingMigrations.DEFAULT_SCHEMA);
+              assertThat(p.migrations())
+                  .isEqualTo(
+                      new FencingProperties.Migrations(
+                          true,
+                          FencingMigrations.DEFAULT_APPLICATION_ROLE,
+                          FencingMigrations.DEFAULT_OWNER_ROLE));
+              assertThat(p.migrations().applicationRole()).isEqualTo("fencing_app");
+              assertThat(p.migrations().ownerRole()).isEqualTo("fencing_owner");
             });
   }
 

@@ -41,10 +41,30 @@ final class PerClassDatabase implements BeforeAllCallback, AfterAllCallback {
     return db;
   }
 
-  /** {@code spring.datasource.*} of {@code test}'s database. */
+  /**
+   * {@code spring.datasource.*} of {@code test}'s database, as its migration user (the starter
+   * migrates through the application's data source), and the database's own fence roles ({@code
+   * fencing.migrations.*}): roles are cluster-wide, and the defaults may serve another database.
+   */
   static void register(DynamicPropertyRegistry registry, Class<?> test) {
     registry.add("spring.datasource.url", () -> of(test).jdbcUrl());
-    registry.add("spring.datasource.username", () -> of(test).user());
+    registry.add("spring.datasource.username", () -> of(test).migrationUser());
     registry.add("spring.datasource.password", () -> of(test).password());
+    registry.add("fencing.migrations.owner-role", () -> of(test).ownerRole());
+    registry.add("fencing.migrations.application-role", () -> of(test).appRole());
+  }
+
+  /**
+   * {@code name=value} pairs for a context of {@code db}: its data source as its migration user and
+   * its own fence roles (see {@link #register}).
+   */
+  static String[] properties(TestDatabase db) {
+    return new String[] {
+      "spring.datasource.url=" + db.jdbcUrl(),
+      "spring.datasource.username=" + db.migrationUser(),
+      "spring.datasource.password=" + db.password(),
+      "fencing.migrations.owner-role=" + db.ownerRole(),
+      "fencing.migrations.application-role=" + db.appRole()
+    };
   }
 }

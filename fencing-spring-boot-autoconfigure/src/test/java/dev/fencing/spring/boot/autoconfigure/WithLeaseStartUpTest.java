@@ -25,10 +25,7 @@ class WithLeaseStartUpTest {
           .withConfiguration(
               AutoConfigurations.of(
                   DataSourceAutoConfiguration.class, FencingAutoConfiguration.class))
-          .withPropertyValues(
-              "spring.datasource.url=" + db.jdbcUrl(),
-              "spring.datasource.username=" + db.user(),
-              "spring.datasource.password=" + db.password());
+          .withPropertyValues(PerClassDatabase.properties(db.database()));
 
   @Test
   void aWellFormedAnnotationStarts() {
