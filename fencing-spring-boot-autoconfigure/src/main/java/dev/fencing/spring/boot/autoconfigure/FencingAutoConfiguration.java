@@ -20,6 +20,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -88,8 +89,10 @@ public final class FencingAutoConfiguration {
   FencingSchemaInitializer fencingSchemaInitializer(
       DataSource dataSource,
       FencingProperties properties,
-      ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
-    return new FencingSchemaInitializer(pool(dataSource, wrapper), properties);
+      ObjectProvider<FencingDataSourcePostProcessor> wrapper,
+      Environment environment) {
+    return new FencingSchemaInitializer(
+        pool(dataSource, wrapper), properties, environment.getProperty("spring.application.name"));
   }
 
   @Bean(destroyMethod = "close")
