@@ -18,6 +18,7 @@ import dev.fencing.spring.boot.FencingRefusedDataAccessException;
 import dev.fencing.spring.boot.LeaseNotAcquiredException;
 import dev.fencing.spring.boot.autoconfigure.app.JdbcTestApplication;
 import dev.fencing.spring.boot.autoconfigure.app.LedgerService;
+import dev.fencing.testing.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -65,7 +66,9 @@ class JdbcApplicationTest {
 
   @BeforeAll
   static void table() throws SQLException {
-    try (Connection c = PerClassDatabase.of(JdbcApplicationTest.class).connect();
+    TestDatabase db = PerClassDatabase.of(JdbcApplicationTest.class);
+    // as the application's user (the database's migration user), as its own migrations would
+    try (Connection c = db.connect(db.migrationUser());
         Statement s = c.createStatement()) {
       s.execute("CREATE TABLE jdbc_entry (id serial PRIMARY KEY, text text NOT NULL)");
     }
