@@ -137,7 +137,7 @@ public final class PatroniCluster implements AutoCloseable {
         + hosts
         + "/"
         + database
-        + "?user=postgres&targetServerType=primary&connectTimeout=5";
+        + "?user=postgres&targetServerType=primary&connectTimeout=5&hostRecheckSeconds=2";
   }
 
   /** An unpooled data source of {@link #jdbcUrl(String)}. */
@@ -188,6 +188,10 @@ public final class PatroniCluster implements AutoCloseable {
   public void cutReplication() {
     Node leader = leader();
     Node replica = nodes.stream().filter(n -> n != leader).findFirst().orElseThrow();
+    // after a failover the old primary rejoins (pg_rewind) before it streams again
+    if (!Processes.poll(PATIENCE, replica::streams)) {
+      throw new IllegalStateException(replica.name + " does not stream:\n" + replica.log());
+    }
     long pid = replica.queryLong("SELECT pid FROM pg_stat_wal_receiver");
     Processes.signal(pid, "STOP");
     cutReceiver = pid;
