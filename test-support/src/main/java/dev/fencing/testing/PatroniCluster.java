@@ -55,7 +55,9 @@ public final class PatroniCluster implements AutoCloseable {
   private final List<Node> nodes = new ArrayList<>();
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final Thread shutdownHook = new Thread(this::close, "fencing-patroni-cluster-stop");
   private @Nullable Long cutReceiver;
+  private boolean closed;
 
   private PatroniCluster(PatroniConfig config, EtcdServer etcd, Path directory) {
     this.config = config;
@@ -86,6 +88,8 @@ public final class PatroniCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("could not prepare the Patroni cluster", e);
     }
+    // Patroni and PostgreSQL outlive a JVM that ends without close()
+    Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
     try {
       Node leader = cluster.launch("node0");
       if (!Processes.poll(PATIENCE, () -> leader.answers("/primary") && !leader.inRecovery())) {
@@ -218,7 +222,16 @@ public final class PatroniCluster implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down (maybe this is the hook)
+    }
     Long receiver = cutReceiver;
     if (receiver != null && ProcessHandle.of(receiver).isPresent()) {
       Processes.signal(receiver, "CONT");
