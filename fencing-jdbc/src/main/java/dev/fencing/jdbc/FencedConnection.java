@@ -119,13 +119,18 @@ final class FencedConnection implements InvocationHandler {
     return raw;
   }
 
+  /** The tokens this connection checks: those bound for its database's resources. */
+  FencingContext bound() {
+    return checker.bound();
+  }
+
   /**
    * Runs {@code call}, the execution of {@code sql}, fenced if it may write: in a transaction whose
    * bound tokens were checked (a transaction of its own in autocommit mode).
    */
   @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
     SqlClassifier.Classification kind = SqlClassifier.classify(sql);
-    FencingContext context = Fencing.current();
+    FencingContext context = checker.bound();
     if (!kind.mayWrite() || (context.isEmpty() && !requireToken)) {
       return run(call, kind);
     }
@@ -142,7 +147,7 @@ final class FencedConnection implements InvocationHandler {
 
   /** Runs a write that is known to need the fence (for example a COPY FROM). */
   @Nullable Object executeWrite(JdbcCall call) throws Throwable {
-    return fenced(Fencing.current(), call, new SqlClassifier.Classification(true, false, false));
+    return fenced(checker.bound(), call, new SqlClassifier.Classification(true, false, false));
   }
 
   private @Nullable Object fenced(

@@ -104,7 +104,7 @@ final class FencedCopyManager extends CopyManager {
   private void requireTransactionForStreaming(String sql) throws SQLException {
     if (connection.raw().getAutoCommit()
         && SqlClassifier.mayWrite(sql)
-        && !Fencing.current().isEmpty()) {
+        && !connection.bound().isEmpty()) {
       throw new SQLException(
           "a streaming COPY cannot be fenced in autocommit mode (its check and its rows would be"
               + " separate transactions): call setAutoCommit(false) first, or use copyIn(sql,"

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
@@ -39,6 +40,7 @@ final class TokenChecker {
    */
   private record Pending(String resource, @Nullable Long token, String refusal) {}
 
+  private final Predicate<String> placed;
   private final String checkSql;
   private final String recordSql;
   private final boolean recordRejections;
@@ -46,11 +48,26 @@ final class TokenChecker {
   private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by itself
   private volatile boolean hasPending;
 
-  TokenChecker(String schema, boolean recordRejections, FencingMetrics metrics) {
+  TokenChecker(
+      String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
+    this.placed = placed;
     this.checkSql = "SELECT " + schema + ".check_tokens(?, ?)";
     this.recordSql = "SELECT " + schema + ".record_rejection(?)";
     this.recordRejections = recordRejections;
     this.metrics = metrics;
+  }
+
+  /**
+   * The tokens bound on the calling thread for resources that live in this data source's database
+   * ({@link FencedDataSource.Builder#resources}): the only ones its connections check and carry.
+   */
+  FencingContext bound() {
+    return Fencing.current().only(placed);
+  }
+
+  /** Whether {@code resource} lives in this data source's database. */
+  boolean places(String resource) {
+    return placed.test(resource);
   }
 
   /**

@@ -233,6 +233,7 @@ class PrivilegesTest {
             "SELECT fencing.adoption_epoch()",
             "SELECT fencing.lock_issuance(true)",
             "SELECT fencing.exhausted(0, 1, 0)",
+            "SELECT fencing.acl_text(NULL, 'r', 10)",
             "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
             "SELECT fencing.receipt_mac('stale_token', 1, '1.2.3', 'x')",
             "SELECT fencing.with_receipt('ZF001', '{\"resource\": \"x\"}'::jsonb)",
