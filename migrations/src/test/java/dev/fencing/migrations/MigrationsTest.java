@@ -156,7 +156,8 @@ class MigrationsTest {
               "6 fast accept path true",
               "7 record lease lost refusals true",
               "8 safety defects found by attacking the fence true",
-              "9 rejections for the application true");
+              "9 rejections for the application true",
+              "10 accept path at the floor true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -693,6 +694,10 @@ class MigrationsTest {
     assertThat(versioned.get(8))
         .startsWith("9 ")
         .contains("rejections for the application")
+        .contains("Success");
+    assertThat(versioned.get(9))
+        .startsWith("10 ")
+        .contains("accept path at the floor")
         .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))

@@ -222,6 +222,9 @@ class PrivilegesTest {
             // internal and operator functions
             "SELECT fencing.advance_sequence(1000)",
             "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
+            "SELECT fencing.set_advisory_key_space(1)",
+            "SELECT fencing.fence_full('" + RESOURCE + "', 1)",
+            "SELECT fencing.lock_for_advance(1, 1)",
             "SELECT fencing.receipt_mac('stale_token', 1, '1.2.3', 'x')",
             "SELECT fencing.with_receipt('ZF001', '{\"resource\": \"x\"}'::jsonb)",
             "SELECT fencing.fence('" + RESOURCE + "', 1)",
@@ -403,8 +406,11 @@ class PrivilegesTest {
                       + "     @> ARRAY['search_path=pg_catalog, pg_temp']"
                       + " ORDER BY 1"))
           .containsExactly(
+              "fencing.advisory_key(bigint)",
               "fencing.fence(text,bigint)",
+              "fencing.fence_full(text,bigint)",
               "fencing.find_resource(text)",
+              "fencing.lock_for_advance(bigint,integer)",
               "fencing.mark_checked(bigint,bigint)",
               "fencing.marker_mac(bigint,bigint)",
               "fencing.validate_resource_name(text)",
