@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fencing.benchmark.growth.GrowthBenchmark;
+import dev.fencing.benchmark.lease.LeaseBenchmark;
+import dev.fencing.benchmark.measure.Scale;
 import dev.fencing.benchmark.report.Report;
 import dev.fencing.benchmark.throughput.Plan;
 import dev.fencing.benchmark.throughput.ThroughputBenchmark;
@@ -16,7 +19,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,6 +31,31 @@ import org.junit.jupiter.api.io.TempDir;
 /** The report written after the founding race, with a tiny plan (its figures mean nothing). */
 class BenchmarkReportTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  /**
+   * The ids the issues' targets name, with the targets: renaming an id or changing a target is a
+   * visible change here. Issue 13: the first four; issue 14: the rest.
+   */
+  static final Map<String, String> TARGETS =
+      new LinkedHashMap<>(
+          Map.ofEntries(
+              Map.entry("update/fenced-1000", ">= 0.85"),
+              Map.entry("tpcb/fenced-1000", ">= 0.95"),
+              Map.entry("hibernate/fenced", ">= 0.95"),
+              Map.entry("read-only/bound-1000", ">= 0.95"),
+              Map.entry("tpcb/fenced-hot", ">= 0.93"),
+              Map.entry("tpcb/protected-row", ">= 0.9"),
+              Map.entry("tpcb/protected-statement", ">= 0.97"),
+              Map.entry("tpcb/check-vs-floor-1000", ">= 0.97"),
+              Map.entry("tpcb/check-vs-floor-hot", ">= 0.97"),
+              Map.entry("growth-row-triggers/row-trigger-us", "<= 3.0"),
+              Map.entry("growth-multixact/multixacts-per-1000", "<= 10.0"),
+              Map.entry("growth-multixact/fenced-same-token", ">= 0.93"),
+              Map.entry("lease/acquire-release-p50", "<= 0.5"),
+              Map.entry("lease/acquire-release-p50-vs-zookeeper", "<= 0.5")));
+
+  private static final Pattern ID =
+      Pattern.compile("[a-z0-9]+(-[a-z0-9]+)*(/[a-z0-9]+(-[a-z0-9]+)*)?");
 
   @TempDir Path out;
 
@@ -35,7 +66,10 @@ class BenchmarkReportTest {
     Main.Options options =
         new Main.Options(
             "tiny",
-            List.of((database, quick) -> ThroughputBenchmark.run(database, Plan.tiny())),
+            List.of(
+                (database, quick) -> ThroughputBenchmark.run(database, Plan.tiny()),
+                (database, quick) -> LeaseBenchmark.run(database, Scale.tiny()),
+                (database, quick) -> GrowthBenchmark.run(database, Scale.tiny())),
             true,
             out,
             "test database");
@@ -59,9 +93,23 @@ class BenchmarkReportTest {
         .isNotEmpty();
     List<String> ids = new ArrayList<>();
     List<String> compared = new ArrayList<>();
+    List<String> all = new ArrayList<>();
+    Map<String, JsonNode> items = new LinkedHashMap<>();
     for (JsonNode section : json.path("sections")) {
       ids.add(section.path("id").asText());
+      all.add(section.path("id").asText());
+      for (String kind : List.of("variants", "distributions", "figures")) {
+        for (JsonNode item : section.path(kind)) {
+          String id = item.path("id").asText();
+          assertThat(id).as(item.toString()).startsWith(section.path("id").asText() + "/");
+          all.add(id);
+          items.put(id, item);
+        }
+      }
       for (JsonNode variant : section.path("variants")) {
+        if (section.path("id").asText().startsWith("growth-")) {
+          continue; // sample counts per scale: GrowthBenchmarkTest
+        }
         assertThat(variant.path("samples")).hasSize(Plan.tiny().rounds());
         for (JsonNode sample : variant.path("samples")) {
           assertThat(sample.asDouble()).as(variant.toString()).isPositive();
@@ -77,7 +125,52 @@ class BenchmarkReportTest {
         }
       }
     }
-    assertThat(ids).containsExactly("tpcb", "update", "hibernate");
+    assertThat(ids)
+        .containsExactly(
+            "tpcb",
+            "update",
+            "hibernate",
+            "read-only",
+            "lease",
+            "handover",
+            "growth-resources",
+            "growth-writes",
+            "growth-multixact",
+            "growth-row-triggers");
+    // every section, variant, distribution and figure: an id, well-formed, used once
+    assertThat(all).allSatisfy(id -> assertThat(id).matches(ID));
+    assertThat(all).doesNotHaveDuplicates();
+    // the ids the issues' targets name exist, carry that target and a measured value
+    assertThat(items).containsKeys(TARGETS.keySet().toArray(String[]::new));
+    for (Map.Entry<String, String> target : TARGETS.entrySet()) {
+      JsonNode item = items.get(target.getKey());
+      boolean distribution = item.has("p50");
+      JsonNode value = distribution ? item.path("targetP50") : item.path("target");
+      boolean higher = !distribution && item.path("higherIsBetter").asBoolean();
+      assertThat((higher ? ">= " : "<= ") + value.asDouble())
+          .as(target.getKey())
+          .isEqualTo(target.getValue());
+      JsonNode measured =
+          distribution
+              ? item.path("p50")
+              : item.has("ratio") ? item.path("ratio") : item.path("value");
+      assertThat(measured.isNumber()).as(item.toString()).isTrue();
+      assertThat(item.path("targetMet").isBoolean()).as(item.toString()).isTrue();
+    }
+    // the new variants are measured in the same rounds as their baselines
+    assertThat(items.get("tpcb/floor-1000").path("baselineId").asText()).isEqualTo("tpcb/unfenced");
+    assertThat(items.get("tpcb/check-vs-floor-1000").path("baselineId").asText())
+        .isEqualTo("tpcb/floor-1000");
+    assertThat(items.get("tpcb/check-vs-floor-1000").path("samples"))
+        .isEqualTo(items.get("tpcb/fenced-1000").path("samples"));
+    assertThat(items.get("tpcb/check-vs-floor-hot").path("baselineId").asText())
+        .isEqualTo("tpcb/floor-hot");
+    assertThat(items.get("tpcb/protected-statement").path("baselineId").asText())
+        .isEqualTo("tpcb/fenced-hot");
+    assertThat(items.get("read-only/bound-1000").path("baselineId").asText())
+        .isEqualTo("read-only/unbound");
+    assertThat(items.get("read-only/unbound").path("baselineId").asText())
+        .isEqualTo("read-only/unfenced");
     assertThat(compared)
         .contains(
             "fenced, 10 resources",
@@ -85,11 +178,18 @@ class BenchmarkReportTest {
             "protected tables (row triggers), fenced, 10 resources",
             "lock row FOR UPDATE, per branch",
             "Hibernate, @Fenced, 10 resources",
-            "Hibernate, @Version optimistic locking");
+            "Hibernate, @Version optimistic locking",
+            "protected tables (statement triggers, one resource for all four), fenced, one hot"
+                + " resource",
+            "SQL-level floor (bare FOR SHARE read), unfenced, 10 resources",
+            "SQL-level floor (bare FOR SHARE read), unfenced, one hot resource",
+            "3 SELECTs through FencedDataSource, the branch's token bound, 10 resources");
 
     String markdown = Files.readString(out.resolve(Report.MARKDOWN));
     assertThat(markdown)
-        .contains("## TPC-B-like transaction (pgbench), JDBC")
+        .contains("## TPC-B-like transaction (pgbench), JDBC (`tpcb`)")
+        .contains("## Targets")
+        .contains("| `tpcb/check-vs-floor-1000` | ")
         .contains("| synchronous_commit |")
         .contains("Hibernate, @Fenced, 10 resources");
 

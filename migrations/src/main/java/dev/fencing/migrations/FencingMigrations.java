@@ -179,8 +179,11 @@ public final class FencingMigrations {
    * migrations left it, the token sequence's durability settings, and that the partition event
    * trigger, if present, is enabled and calls the fence's function.
    *
-   * @return the {@linkplain #absentOptionalFeatures() optional features that are absent}: not a
-   *     problem, a note (empty when all are present)
+   * @return notes, not problems (empty when there is nothing to say): the {@linkplain
+   *     #absentOptionalFeatures() optional features that are absent}, and, for token epochs, that
+   *     the operator's {@code advance_epoch()} is due (the epoch's counter half used or exhausted)
+   *     or that the fence was restored into a new cluster and adopts a new epoch at its next
+   *     issuance
    * @throws FencingMigrationException naming every problem found
    */
   public List<String> validate() {
@@ -204,7 +207,8 @@ public final class FencingMigrations {
       try (Connection c = dataSource.getConnection()) {
         problems.addAll(changedObjects(c));
         problems.addAll(sequenceProblems(c));
-        absent = partitionTrigger(c, problems);
+        absent = new ArrayList<>(partitionTrigger(c, problems));
+        absent.addAll(EpochCheck.notes(c, schema));
       } catch (SQLException e) {
         throw new FencingMigrationException("cannot read schema " + schema + ": " + e, e);
       }

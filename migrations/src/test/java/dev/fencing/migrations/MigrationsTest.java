@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -49,9 +48,13 @@ class MigrationsTest {
           "catalog_checksum",
           "token_seq",
           "protected_table",
-          "marker_secret");
+          "marker_secret",
+          "cluster_epoch");
   private static final List<String> FUNCTIONS =
       List.of(
+          "issue_token(bigint)",
+          "advance_epoch()",
+          "epoch_status()",
           "check_token(text,bigint)",
           "check_tokens(text[],bigint[])",
           "try_acquire(text,text,interval,interval)",
@@ -81,8 +84,7 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactlyElementsOf(
-              IntStream.rangeClosed(1, Fence.MIGRATIONS).mapToObj(v -> v + " true").toList());
+          .containsExactlyElementsOf(Fence.VERSIONS.stream().map(v -> v + " true").toList());
     }
     assertInfoShowsAllSuccessfulMigrations(Fence.migrations(db).info());
     Fence.migrations(db).validate();
@@ -157,7 +159,8 @@ class MigrationsTest {
               "7 record lease lost refusals true",
               "8 safety defects found by attacking the fence true",
               "9 rejections for the application true",
-              "10 accept path at the floor true");
+              "10 accept path at the floor true",
+              "12 token epochs true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -699,6 +702,7 @@ class MigrationsTest {
         .startsWith("10 ")
         .contains("accept path at the floor")
         .contains("Success");
+    assertThat(versioned.get(10)).startsWith("12 ").contains("token epochs").contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));

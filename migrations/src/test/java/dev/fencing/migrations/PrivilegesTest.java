@@ -53,6 +53,7 @@ class PrivilegesTest {
           "lease", "holder = 'attacker'",
           "issuance", "holder = 'attacker'",
           "rejection", "reason = 'stale_token'",
+          "cluster_epoch", "epoch_offset = 0",
           "catalog_checksum", "fingerprint = 'forged'",
           "fencing_schema_history", "success = true");
 
@@ -221,6 +222,17 @@ class PrivilegesTest {
             "DROP SEQUENCE fencing.token_seq",
             // internal and operator functions
             "SELECT fencing.advance_sequence(1000)",
+            // token epochs (V12): operator commands and internals
+            "SELECT fencing.advance_epoch()",
+            "SELECT * FROM fencing.epoch_status()",
+            "SELECT fencing.issue_token(0)",
+            "SELECT fencing.current_timeline()",
+            "SELECT fencing.issued_epoch()",
+            "SELECT * FROM fencing.own_epoch()",
+            "SELECT fencing.record_epoch(5000, 'advanced')",
+            "SELECT fencing.adoption_epoch()",
+            "SELECT fencing.lock_issuance(true)",
+            "SELECT fencing.exhausted(0, 1, 0)",
             "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
             "SELECT fencing.set_advisory_key_space(1)",
             "SELECT fencing.fence_full('" + RESOURCE + "', 1)",

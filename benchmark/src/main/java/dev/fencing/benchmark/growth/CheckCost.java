@@ -49,9 +49,11 @@ final class CheckCost {
         }
       }
       String base = String.format(Locale.ROOT, "unfenced (%,d resources exist)", n);
-      variants.add(new Variant(base, "tx/s", plain, null, true, null));
+      variants.add(
+          new Variant("growth-resources/unfenced-" + n, base, "tx/s", plain, null, true, null));
       variants.add(
           new Variant(
+              "growth-resources/fenced-" + n,
               String.format(Locale.ROOT, "fenced, token of a random resource out of %,d", n),
               "tx/s",
               fenced,

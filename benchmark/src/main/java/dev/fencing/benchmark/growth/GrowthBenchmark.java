@@ -43,7 +43,13 @@ public final class GrowthBenchmark {
     return run(database, Scale.of(quick));
   }
 
-  static List<Section> run(DataSource database, Scale scale)
+  /**
+   * Measures at {@code scale} ({@link Scale#tiny()} for tests of the harness).
+   *
+   * @throws SQLException if the database fails
+   * @throws InterruptedException if interrupted
+   */
+  public static List<Section> run(DataSource database, Scale scale)
       throws SQLException, InterruptedException {
     String run = UUID.randomUUID().toString().substring(0, 8);
     List<Section> sections = new ArrayList<>();

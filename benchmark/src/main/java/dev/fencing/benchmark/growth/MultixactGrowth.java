@@ -1,5 +1,6 @@
 package dev.fencing.benchmark.growth;
 
+import dev.fencing.benchmark.report.Figure;
 import dev.fencing.benchmark.report.Section;
 import dev.fencing.benchmark.report.Series;
 import dev.fencing.benchmark.report.Variant;
@@ -26,8 +27,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Hazard 6: every concurrent share-locker of the hot resource's row makes a new multixact. Clients
- * holding the same token write for a period; the multixact IDs and members consumed are counted,
- * and the same load unfenced (no FOR SHARE) is the baseline.
+ * holding the same token write in turns interleaved with the same load unfenced (no FOR SHARE, the
+ * baseline); the multixact IDs and members each turn consumed are counted.
  */
 final class MultixactGrowth {
   /** The next multixact ID, live (mxid_age counts from datminmxid to the next ID). */
@@ -40,43 +41,95 @@ final class MultixactGrowth {
 
   private MultixactGrowth() {}
 
-  record Phase(
-      String name,
-      double seconds,
-      long transactions,
-      long mxids,
-      long members,
-      List<Series.Point> ids) {
+  /** The id of the multixacts per 1,000 fenced transactions (issue 14's target). */
+  static final String PER_THOUSAND_ID = "growth-multixact/multixacts-per-1000";
+
+  /** Issue 14: at most 10 multixacts per 1,000 fenced transactions of the same token. */
+  static final double TARGET_PER_THOUSAND = 10;
+
+  /** Issue 14: the same-token load at least 0.93 of its unfenced throughput. */
+  static final double TARGET_THROUGHPUT = 0.93;
+
+  /** One variant's turns, accumulated over the rounds. */
+  static final class Phase {
+    final String name;
+    final List<Double> rates = new ArrayList<>();
+    final List<Series.Point> ids = new ArrayList<>(List.of(new Series.Point(0, 0)));
+    double seconds;
+    long transactions;
+    long mxids;
+    long members;
+
+    Phase(String name) {
+      this.name = name;
+    }
+
     double perThousand(long count) {
       return transactions == 0 ? 0 : count * 1000.0 / transactions;
     }
   }
 
   static Section measure(Workbench w, FencingToken hot) throws SQLException, InterruptedException {
-    Phase fenced = phase(w, w.fenced, hot, "fenced, same token");
-    Phase plain = phase(w, w.pool, null, "unfenced (no FOR SHARE)");
-    String x = "seconds";
+    Phase fenced = new Phase("fenced, same token");
+    Phase plain = new Phase("unfenced (no FOR SHARE)");
+    long turn = Math.max(1, w.scale.multixactMillis() / w.scale.rounds());
+    for (int round = 0; round < w.scale.rounds(); round++) {
+      boolean fencedFirst = round % 2 == 0;
+      for (int v = 0; v < 2; v++) {
+        if ((v == 0) == fencedFirst) {
+          turn(w, w.fenced, hot, fenced, turn);
+        } else {
+          turn(w, w.pool, null, plain, turn);
+        }
+      }
+    }
+    String x = "seconds of this variant's turns, end to end";
     List<Series> series =
         List.of(
-            new Series(
-                "multixact IDs consumed, " + fenced.name(), x, "multixact IDs", fenced.ids()),
-            new Series("multixact IDs consumed, " + plain.name(), x, "multixact IDs", plain.ids()));
+            new Series("multixact IDs consumed, " + fenced.name, x, "multixact IDs", fenced.ids),
+            new Series("multixact IDs consumed, " + plain.name, x, "multixact IDs", plain.ids));
+    String clients = ", " + w.scale.clients() + " clients";
     List<Variant> variants =
         List.of(
             new Variant(
-                plain.name() + ", " + w.scale.clients() + " clients",
+                "growth-multixact/unfenced",
+                plain.name + clients,
                 "tx/s",
-                List.of(plain.transactions() / plain.seconds()),
+                plain.rates,
                 null,
                 true,
                 null),
             new Variant(
-                fenced.name() + ", " + w.scale.clients() + " clients",
+                "growth-multixact/fenced-same-token",
+                fenced.name + clients,
                 "tx/s",
-                List.of(fenced.transactions() / fenced.seconds()),
-                plain.name() + ", " + w.scale.clients() + " clients",
+                fenced.rates,
+                plain.name + clients,
                 true,
-                null));
+                TARGET_THROUGHPUT));
+    List<Figure> figures =
+        List.of(
+            new Figure(
+                PER_THOUSAND_ID,
+                "multixact IDs per 1,000 fenced transactions (" + fenced.name + ")",
+                "per 1,000 tx",
+                fenced.perThousand(fenced.mxids),
+                TARGET_PER_THOUSAND,
+                false),
+            new Figure(
+                "growth-multixact/members-per-1000",
+                "multixact members per 1,000 fenced transactions (" + fenced.name + ")",
+                "per 1,000 tx",
+                fenced.perThousand(fenced.members),
+                null,
+                false),
+            new Figure(
+                "growth-multixact/unfenced-multixacts-per-1000",
+                "multixact IDs per 1,000 unfenced transactions (counted while they ran)",
+                "per 1,000 tx",
+                plain.perThousand(plain.mxids),
+                null,
+                false));
     List<String> findings = new ArrayList<>();
     for (Phase p : List.of(fenced, plain)) {
       findings.add(
@@ -84,15 +137,15 @@ final class MultixactGrowth {
               Locale.ROOT,
               "%s: %,d transactions in %.1f s; %,d multixact IDs (%.1f per 1,000 transactions)"
                   + " and %,d members (%.1f per 1,000 transactions).",
-              p.name(),
-              p.transactions(),
-              p.seconds(),
-              p.mxids(),
-              p.perThousand(p.mxids()),
-              p.members(),
-              p.perThousand(p.members())));
+              p.name,
+              p.transactions,
+              p.seconds,
+              p.mxids,
+              p.perThousand(p.mxids),
+              p.members,
+              p.perThousand(p.members)));
     }
-    double membersPerSecond = fenced.members() / fenced.seconds();
+    double membersPerSecond = fenced.members / fenced.seconds;
     if (membersPerSecond > 0) {
       findings.add(
           String.format(
@@ -108,16 +161,20 @@ final class MultixactGrowth {
     String method =
         String.format(
             Locale.ROOT,
-            "%s mode. %d clients bound to the same token of one resource (the leader pattern)"
-                + " run single-row UPDATEs of their own row through a FencedDataSource for %d ms;"
-                + " then the same clients run the same UPDATEs unfenced for as long. Every %d ms"
-                + " the next multixact ID is read live (datminmxid + mxid_age(datminmxid)); the"
-                + " members are counted afterwards with pg_get_multixact_members over the IDs the"
-                + " phase consumed. The counters are the cluster's: other sessions creating"
-                + " multixacts at the same time are counted too.",
+            "%s mode, %d rounds, alternating which variant goes first. %d clients bound to the"
+                + " same token of one resource (the leader pattern) run single-row UPDATEs of"
+                + " their own row through a FencedDataSource for %d ms per round; the same"
+                + " clients run the same UPDATEs unfenced for as long in the same round. During"
+                + " each turn the next multixact ID is read live (datminmxid +"
+                + " mxid_age(datminmxid)) every %d ms and at its end; the members are counted"
+                + " after each turn with pg_get_multixact_members over the IDs it consumed. The"
+                + " throughput ratio is the median of the per-round ratios; the multixacts per"
+                + " 1,000 transactions are over all turns. The counters are the cluster's: other"
+                + " sessions creating multixacts at the same time are counted too.",
             w.scale.name(),
+            w.scale.rounds(),
             w.scale.clients(),
-            w.scale.multixactMillis(),
+            turn,
             w.scale.multixactSampleMillis());
     return new Section(
         "growth-multixact",
@@ -125,23 +182,21 @@ final class MultixactGrowth {
         method,
         variants,
         List.of(),
+        figures,
         series,
         findings);
   }
 
-  private static Phase phase(
-      Workbench w, DataSource source, @Nullable FencingToken token, String name)
+  /** One turn of {@code millis} of the load, added to {@code phase}. */
+  private static void turn(
+      Workbench w, DataSource source, @Nullable FencingToken token, Phase phase, long millis)
       throws SQLException, InterruptedException {
     int clients = w.scale.clients();
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong transactions = new AtomicLong();
     CyclicBarrier start = new CyclicBarrier(clients + 1);
     ExecutorService threads = Executors.newFixedThreadPool(clients);
-    List<Series.Point> ids = new ArrayList<>();
-    long firstMxid;
-    long lastMxid;
-    long began;
-    long ended;
+    double offset = phase.seconds;
     try (Connection probe = w.database.getConnection()) {
       List<Future<Void>> running = new ArrayList<>();
       for (int i = 0; i < clients; i++) {
@@ -154,18 +209,20 @@ final class MultixactGrowth {
                 }));
       }
       await(start);
-      began = System.nanoTime();
-      firstMxid = Workbench.longValue(probe, NEXT_MXID);
-      ids.add(new Series.Point(0, 0));
+      long began = System.nanoTime();
+      long firstMxid = Workbench.longValue(probe, NEXT_MXID);
       long next = began;
-      while (System.nanoTime() - began < w.scale.multixactMillis() * 1_000_000) {
-        next += w.scale.multixactSampleMillis() * 1_000_000;
+      long sample = w.scale.multixactSampleMillis() * 1_000_000;
+      long end = began + millis * 1_000_000;
+      while (next + sample < end) {
+        next += sample;
         TimeUnit.NANOSECONDS.sleep(Math.max(0, next - System.nanoTime())); // the sampling period
-        ids.add(
+        phase.ids.add(
             new Series.Point(
-                (System.nanoTime() - began) / 1e9,
-                Workbench.longValue(probe, NEXT_MXID) - firstMxid));
+                offset + (System.nanoTime() - began) / 1e9,
+                phase.mxids + Workbench.longValue(probe, NEXT_MXID) - firstMxid));
       }
+      TimeUnit.NANOSECONDS.sleep(Math.max(0, end - System.nanoTime())); // the turn's length
       stop.set(true);
       for (Future<Void> f : running) {
         try {
@@ -174,11 +231,15 @@ final class MultixactGrowth {
           throw new IllegalStateException("a client failed: " + e.getCause(), e.getCause());
         }
       }
-      ended = System.nanoTime();
-      lastMxid = Workbench.longValue(probe, NEXT_MXID);
-      long members = members(probe, firstMxid, lastMxid);
-      return new Phase(
-          name, (ended - began) / 1e9, transactions.get(), lastMxid - firstMxid, members, ids);
+      long ended = System.nanoTime();
+      long lastMxid = Workbench.longValue(probe, NEXT_MXID);
+      double seconds = (ended - began) / 1e9;
+      phase.rates.add(transactions.get() / seconds);
+      phase.seconds += seconds;
+      phase.transactions += transactions.get();
+      phase.mxids += lastMxid - firstMxid;
+      phase.members += members(probe, firstMxid, lastMxid);
+      phase.ids.add(new Series.Point(phase.seconds, phase.mxids));
     } finally {
       threads.shutdownNow();
     }

@@ -1,6 +1,7 @@
 package dev.fencing.benchmark.growth;
 
 import dev.fencing.benchmark.measure.Samples;
+import dev.fencing.benchmark.report.Figure;
 import dev.fencing.benchmark.report.Section;
 import dev.fencing.benchmark.report.Variant;
 import dev.fencing.jdbc.FencingToken;
@@ -26,9 +27,22 @@ final class RowTriggerCost {
   private static final String EMPTY = "bench_trig_empty";
   private static final String DEFINER = "bench_trig_definer";
 
+  /** The id of what the per-row trigger adds per row (issue 14's target). */
+  static final String ROW_TRIGGER_ID = "growth-row-triggers/row-trigger-us";
+
+  /** Issue 14: the per-row trigger at most 3 µs per row. */
+  static final double TARGET_ROW_TRIGGER_MICROS = 3.0;
+
   private RowTriggerCost() {}
 
   static Section measure(Workbench w, FencingToken hot, FencingToken row) throws SQLException {
+    Map<String, String> slugs =
+        Map.of(
+            PLAIN, "unprotected",
+            STATEMENT, "statement-trigger",
+            ROWS, "row-trigger",
+            EMPTY, "empty-plpgsql-row-trigger",
+            DEFINER, "empty-plpgsql-row-trigger-definer");
     Map<String, String> tables = new LinkedHashMap<>();
     tables.put(PLAIN, "unprotected");
     tables.put(STATEMENT, "statement trigger (protect)");
@@ -80,11 +94,35 @@ final class RowTriggerCost {
     }
     String base = tables.get(PLAIN);
     List<Variant> variants = new ArrayList<>();
-    for (String name : tables.values()) {
+    for (Map.Entry<String, String> table : tables.entrySet()) {
+      String name = table.getValue();
       variants.add(
           new Variant(
-              name, "µs per row", perRow.get(name), name.equals(base) ? null : base, false, null));
+              "growth-row-triggers/" + slugs.get(table.getKey()),
+              name,
+              "µs per row",
+              perRow.get(name),
+              name.equals(base) ? null : base,
+              false,
+              null));
     }
+    List<Figure> figures =
+        List.of(
+            new Figure(
+                ROW_TRIGGER_ID,
+                "what the per-row trigger (protect_rows) adds per row: median over the rounds of"
+                    + " (protected - unprotected) per row",
+                "µs per row",
+                Samples.median(added(perRow.get(tables.get(ROWS)), perRow.get(base))),
+                TARGET_ROW_TRIGGER_MICROS,
+                false),
+            new Figure(
+                "growth-row-triggers/statement-trigger-us",
+                "what the statement trigger (protect) adds per row, the same way",
+                "µs per row",
+                Samples.median(added(perRow.get(tables.get(STATEMENT)), perRow.get(base))),
+                null,
+                false));
     List<String> findings = new ArrayList<>();
     double plain = Samples.median(perRow.get(base));
     double rows = Samples.median(perRow.get(tables.get(ROWS)));
@@ -149,8 +187,18 @@ final class RowTriggerCost {
         method,
         variants,
         List.of(),
+        figures,
         List.of(),
         findings);
+  }
+
+  /** Round by round, {@code variant - baseline}. */
+  private static List<Double> added(List<Double> variant, List<Double> baseline) {
+    List<Double> added = new ArrayList<>();
+    for (int i = 0; i < variant.size(); i++) {
+      added.add(variant.get(i) - baseline.get(i));
+    }
+    return added;
   }
 
   private static void setUp(Statement s, FencingToken hot, FencingToken row) throws SQLException {

@@ -41,9 +41,11 @@ final class WritesPerTransaction {
         }
       }
       String base = String.format(Locale.ROOT, "unfenced, %,d writes per transaction", k);
-      variants.add(new Variant(base, "tx/s", plain, null, true, null));
+      variants.add(
+          new Variant("growth-writes/unfenced-" + k, base, "tx/s", plain, null, true, null));
       variants.add(
           new Variant(
+              "growth-writes/fenced-" + k,
               String.format(Locale.ROOT, "fenced, %,d writes per transaction", k),
               "tx/s",
               fenced,

@@ -51,6 +51,7 @@ final class CommitProbe {
 
   Distribution durable() {
     return Samples.millis(
+        "lease/commit-durable",
         "1-row INSERT, autocommit, synchronous_commit = on (one WAL flush)",
         java.util.Arrays.copyOf(durable, rounds * ops),
         null);
@@ -58,6 +59,7 @@ final class CommitProbe {
 
   Distribution async() {
     return Samples.millis(
+        "lease/commit-async",
         "1-row INSERT, autocommit, synchronous_commit = off (no flush wait)",
         java.util.Arrays.copyOf(async, rounds * ops),
         null);

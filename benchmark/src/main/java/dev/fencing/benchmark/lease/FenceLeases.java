@@ -26,6 +26,11 @@ final class FenceLeases implements LockService {
   }
 
   @Override
+  public String slug() {
+    return "fence";
+  }
+
+  @Override
   public Client client(int lock) {
     LeaseClient leases = LeaseClient.builder(pool).holder("bench-client-" + lock).build();
     String resource = prefix + lock;

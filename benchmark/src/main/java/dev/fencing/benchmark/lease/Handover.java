@@ -74,9 +74,14 @@ final class Handover {
       LeaseBenchmark.execute(pool, "DROP TABLE IF EXISTS " + TABLE);
     }
     Distribution whole =
-        Samples.millis("lease expiry -> new holder's first accepted write committed", total, null);
+        Samples.millis(
+            "handover/expiry-to-first-write",
+            "lease expiry -> new holder's first accepted write committed",
+            total,
+            null);
     Distribution tail =
         Samples.millis(
+            "handover/first-write",
             "of which: the first write (check + INSERT + commit) after acquire returned",
             write,
             null);

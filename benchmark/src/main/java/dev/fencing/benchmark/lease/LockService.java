@@ -9,6 +9,9 @@ interface LockService extends AutoCloseable {
   /** The name in the report, e.g. {@code "ZooKeeper (Curator InterProcessMutex)"}. */
   String name();
 
+  /** Its slug in the report's ids, e.g. {@code "zookeeper"} ({@code lease/zookeeper-1-client}). */
+  String slug();
+
   /**
    * A client of lock number {@code lock} (0 to clients - 1): each client takes its own lock, so
    * there is no contention between clients. Called once per client before measuring.

@@ -32,6 +32,11 @@ final class ZooKeeperLocks implements LockService {
   }
 
   @Override
+  public String slug() {
+    return "zookeeper";
+  }
+
+  @Override
   public Client client(int lock) throws InterruptedException {
     CuratorFramework session =
         CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));

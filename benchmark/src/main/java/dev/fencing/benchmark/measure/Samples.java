@@ -14,13 +14,15 @@ public final class Samples {
    *
    * @throws IllegalArgumentException if there are no samples
    */
-  public static Distribution millis(String name, long[] nanos, @Nullable Double targetP50) {
+  public static Distribution millis(
+      String id, String name, long[] nanos, @Nullable Double targetP50) {
     if (nanos.length == 0) {
       throw new IllegalArgumentException("no samples for " + name);
     }
     long[] sorted = nanos.clone();
     Arrays.sort(sorted);
     return new Distribution(
+        id,
         name,
         "ms",
         sorted.length,

@@ -5,6 +5,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Latency percentiles of one operation.
  *
+ * @param id its stable key, {@code <section id>/<slug>} (see {@link Ids}), e.g. {@code
+ *     "lease/acquire-release-p50"}
  * @param name what was timed, e.g. {@code "PostgreSQL lease acquire+release, 1 client"}
  * @param unit e.g. {@code "ms"}
  * @param count number of timed operations
@@ -15,6 +17,7 @@ import org.jspecify.annotations.Nullable;
  * @param targetP50 the median the issue asks for at most, or null
  */
 public record Distribution(
+    String id,
     String name,
     String unit,
     long count,

@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  * maximum. For a unit where lower is better (a latency) the ratio is still variant over baseline,
  * and {@code higherIsBetter} says how to read it.
  *
+ * @param id the variant's stable key, {@code <section id>/<slug>}, e.g. {@code "tpcb/fenced-1000"}
+ *     (see {@link Ids}); what scripts and issues refer to, while the name may be reworded
  * @param name the variant's name, e.g. {@code "fenced, 1000 resources"}
  * @param unit the unit of the samples, e.g. {@code "tx/s"}
  * @param samples one value per round
@@ -22,6 +24,7 @@ import org.jspecify.annotations.Nullable;
  *     otherwise), or null
  */
 public record Variant(
+    String id,
     String name,
     String unit,
     List<Double> samples,

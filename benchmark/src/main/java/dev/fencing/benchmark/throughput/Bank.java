@@ -12,7 +12,9 @@ import javax.sql.DataSource;
 /**
  * The benchmark's database: pgbench's four tables (in schema {@value #SCHEMA}, so that a real
  * pgbench's tables are never touched), a lock table for the lock-row variant, the leases of the
- * fenced variants, and the protection of the tables for the protected variant.
+ * fenced variants, the floor table of the SQL-level floor variants ({@code bench_floor}: each
+ * resource's name and latest token, what the fence's check reads), and the protection of the tables
+ * for the protected variants.
  *
  * <p>Differences from pgbench, for the fenced resources: a transaction picks its branch first and
  * then a teller and an account <em>of that branch</em> (TPC-B's "local" case), so each transaction
@@ -73,6 +75,7 @@ final class Bank {
               + " tid int, bid int, aid int, delta int, mtime timestamp, filler char(22))");
       s.execute(
           "CREATE TABLE " + SCHEMA + ".bench_lock (name text PRIMARY KEY, holder text NOT NULL)");
+      s.execute("CREATE TABLE " + SCHEMA + ".bench_floor (name text PRIMARY KEY, max_seen bigint)");
       int b = plan.branches();
       s.execute(
           "INSERT INTO "
@@ -156,6 +159,35 @@ final class Bank {
     }
     hotToken = tokens[0];
     branchTokens = java.util.Arrays.copyOfRange(tokens, 1, tokens.length);
+    fillFloor(tokens);
+  }
+
+  /** One {@code bench_floor} row per resource with its token, as the fence's own row holds it. */
+  private void fillFloor(FencingToken[] tokens) throws SQLException {
+    try (Connection c = admin.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO "
+                  + SCHEMA
+                  + ".bench_floor SELECT * FROM unnest(?::text[], ?::bigint[])")) {
+        String[] names = new String[tokens.length];
+        Long[] values = new Long[tokens.length];
+        for (int i = 0; i < tokens.length; i++) {
+          names[i] = tokens[i].resource();
+          values[i] = tokens[i].value();
+        }
+        ps.setArray(1, c.createArrayOf("text", names));
+        ps.setArray(2, c.createArrayOf("bigint", values));
+        ps.executeUpdate();
+      }
+      c.commit();
+    }
+    try (Connection c = admin.getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(true);
+      s.execute("VACUUM ANALYZE " + SCHEMA + ".bench_floor");
+    }
   }
 
   /** The token of branch {@code bid}'s lease (1-based). */
@@ -175,6 +207,20 @@ final class Bank {
       c.setAutoCommit(true);
       for (String table : TABLES) {
         s.execute("SELECT fencing.protect_rows('" + SCHEMA + "." + table + "', 'bid', 'branch:')");
+      }
+    }
+  }
+
+  /**
+   * Puts statement-level protection on the four pgbench tables, the resource fixed per table: all
+   * four by the hot resource ({@code fencing.protect(table, resource)}).
+   */
+  void protectByHotResource() throws SQLException {
+    try (Connection c = admin.getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(true);
+      for (String table : TABLES) {
+        s.execute("SELECT fencing.protect('" + SCHEMA + "." + table + "', '" + HOT + "')");
       }
     }
   }

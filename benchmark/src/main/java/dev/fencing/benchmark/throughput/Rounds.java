@@ -36,7 +36,7 @@ final class Rounds {
   /**
    * A variant to measure.
    *
-   * @param section the section it is reported in
+   * @param id its stable id in the report, {@code <section>/<slug>}
    * @param name its name in the report
    * @param baseline the name of its baseline (in the same section), or null
    * @param target the ratio the issue asks for, or null
@@ -45,13 +45,24 @@ final class Rounds {
    * @param after run after each turn
    */
   record Contender(
-      String section,
+      String id,
       String name,
       @Nullable String baseline,
       @Nullable Double target,
       Client client,
       @Nullable Hook before,
-      @Nullable Hook after) {}
+      @Nullable Hook after) {
+
+    /** The same contender with {@code before} and {@code after} run around each of its turns. */
+    Contender around(Hook before, Hook after) {
+      return new Contender(id, name, baseline, target, client, before, after);
+    }
+
+    /** The id of the section it is reported in. */
+    String section() {
+      return id.substring(0, id.indexOf('/'));
+    }
+  }
 
   /** What a contender's turns produced. */
   static final class Result {
@@ -145,7 +156,7 @@ final class Rounds {
           result.retryable += f.get();
         } catch (ExecutionException e) {
           throw new IllegalStateException(
-              c.section() + " / " + c.name() + ": a client failed: " + e.getCause(), e.getCause());
+              c.id() + " (" + c.name() + "): a client failed: " + e.getCause(), e.getCause());
         }
       }
       // transactions that began in the window, over the time from its start to the last one's end

@@ -4,6 +4,7 @@ import dev.fencing.benchmark.throughput.BankEntities.AccountRow;
 import dev.fencing.benchmark.throughput.BankEntities.BranchRow;
 import dev.fencing.benchmark.throughput.BankEntities.HistoryRow;
 import dev.fencing.benchmark.throughput.BankEntities.TellerRow;
+import dev.fencing.jdbc.FencingToken;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,6 +13,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.hibernate.SessionFactory;
+import org.jspecify.annotations.Nullable;
 
 /** The transactions: pgbench's TPC-B-like one and a single-row update, in JDBC and Hibernate. */
 final class Workloads {
@@ -28,8 +30,20 @@ final class Workloads {
       "INSERT INTO "
           + S
           + "pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)";
+  private static final String SELECT_TELLER =
+      "SELECT tbalance FROM " + S + "pgbench_tellers WHERE tid = ?";
+  private static final String SELECT_BRANCH =
+      "SELECT bbalance FROM " + S + "pgbench_branches WHERE bid = ?";
   private static final String LOCK_ROW =
       "SELECT holder FROM " + S + "bench_lock WHERE name = ? FOR UPDATE";
+  private static final String FLOOR =
+      "SELECT 1 FROM " + S + "bench_floor WHERE name = ? AND max_seen = ? FOR SHARE";
+
+  /** An extra statement a transaction sends first, before its first write. */
+  @FunctionalInterface
+  interface Preamble {
+    void run(Connection c) throws SQLException;
+  }
 
   private Workloads() {}
 
@@ -44,12 +58,11 @@ final class Workloads {
   }
 
   /** pgbench's built-in "TPC-B (sort of)": 3 updates, 1 select, 1 insert, one transaction. */
-  static void tpcb(DataSource database, Pick p, @org.jspecify.annotations.Nullable String lock)
-      throws SQLException {
+  static void tpcb(DataSource database, Pick p, @Nullable Preamble preamble) throws SQLException {
     try (Connection c = database.getConnection()) {
       try {
-        if (lock != null) {
-          lockRow(c, lock);
+        if (preamble != null) {
+          preamble.run(c);
         }
         try (PreparedStatement ps = c.prepareStatement(UPDATE_ACCOUNT)) {
           ps.setInt(1, p.delta());
@@ -89,12 +102,11 @@ final class Workloads {
   }
 
   /** One {@code UPDATE} of one account, one transaction. */
-  static void update(DataSource database, Pick p, @org.jspecify.annotations.Nullable String lock)
-      throws SQLException {
+  static void update(DataSource database, Pick p, @Nullable Preamble preamble) throws SQLException {
     try (Connection c = database.getConnection()) {
       try {
-        if (lock != null) {
-          lockRow(c, lock);
+        if (preamble != null) {
+          preamble.run(c);
         }
         try (PreparedStatement ps = c.prepareStatement(UPDATE_ACCOUNT)) {
           ps.setInt(1, p.delta());
@@ -109,19 +121,66 @@ final class Workloads {
     }
   }
 
+  /** Three SELECTs (the account's, teller's and branch's balances), then COMMIT: no write. */
+  static void readOnly(DataSource database, Pick p) throws SQLException {
+    try (Connection c = database.getConnection()) {
+      try {
+        select(c, SELECT_ACCOUNT, p.aid());
+        select(c, SELECT_TELLER, p.tid());
+        select(c, SELECT_BRANCH, p.bid());
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollback(c, e);
+        throw e;
+      }
+    }
+  }
+
+  private static void select(Connection c, String sql, int id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setInt(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        rs.getInt(1);
+      }
+    }
+  }
+
   /**
    * What applications do without a fence: lock the resource's row and check that they still own it,
    * in every transaction, before writing.
    */
-  private static void lockRow(Connection c, String name) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(LOCK_ROW)) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || !Bank.HOLDER.equals(rs.getString(1))) {
-          throw new IllegalStateException("lock row " + name + " is not ours");
+  static Preamble lockRow(String name) {
+    return c -> {
+      try (PreparedStatement ps = c.prepareStatement(LOCK_ROW)) {
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next() || !Bank.HOLDER.equals(rs.getString(1))) {
+            throw new IllegalStateException("lock row " + name + " is not ours");
+          }
         }
       }
-    }
+    };
+  }
+
+  /**
+   * The SQL-level floor of the fence's check (issue 14): the bare locking read it needs, as one
+   * extra statement, on a benchmark-owned table holding each resource's latest token: {@code SELECT
+   * 1 FROM bench_floor WHERE name = ? AND max_seen = ? FOR SHARE}. Nothing else: no function call,
+   * no marker, no privilege switch.
+   */
+  static Preamble floor(FencingToken token) {
+    return c -> {
+      try (PreparedStatement ps = c.prepareStatement(FLOOR)) {
+        ps.setString(1, token.resource());
+        ps.setLong(2, token.value());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            throw new IllegalStateException("floor row " + token + " does not match");
+          }
+        }
+      }
+    };
   }
 
   /**

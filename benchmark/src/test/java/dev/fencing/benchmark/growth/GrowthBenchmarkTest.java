@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.benchmark.SectionAssertions;
 import dev.fencing.benchmark.measure.Scale;
+import dev.fencing.benchmark.report.Figure;
 import dev.fencing.benchmark.report.Section;
 import dev.fencing.benchmark.report.Series;
+import dev.fencing.benchmark.report.Variant;
 import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -68,8 +70,24 @@ class GrowthBenchmarkTest {
                 .y())
         .isPositive();
 
+    assertThat(multixact.variants())
+        .extracting(Variant::id)
+        .containsExactly("growth-multixact/unfenced", "growth-multixact/fenced-same-token");
+    // interleaved: one sample per round for both, so the ratio is a median of per-round ratios
+    assertThat(multixact.variants())
+        .allSatisfy(v -> assertThat(v.samples()).hasSize(tiny.rounds()));
+    Figure perThousand = multixact.figures().get(0);
+    assertThat(perThousand.id()).isEqualTo(MultixactGrowth.PER_THOUSAND_ID);
+    assertThat(perThousand.target()).isEqualTo(10.0);
+    assertThat(perThousand.higherIsBetter()).isFalse();
+    assertThat(perThousand.value()).as("today's fence share-locks the row").isPositive();
+
     Section triggers = sections.get("growth-row-triggers");
     assertThat(triggers.variants()).hasSize(5);
+    Figure rowTrigger = triggers.figures().get(0);
+    assertThat(rowTrigger.id()).isEqualTo(RowTriggerCost.ROW_TRIGGER_ID);
+    assertThat(rowTrigger.target()).isEqualTo(3.0);
+    assertThat(rowTrigger.value()).isFinite();
     assertThat(triggers.variants())
         .filteredOn(v -> v.baseline() != null)
         .allSatisfy(v -> assertThat(v.baseline()).isEqualTo("unprotected"));

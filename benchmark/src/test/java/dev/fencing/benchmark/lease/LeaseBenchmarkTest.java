@@ -41,7 +41,9 @@ class LeaseBenchmarkTest {
             FenceLeases.NAME + ", 1 client",
             FenceLeases.NAME + ", 2 clients (distinct locks)",
             ZooKeeperLocks.NAME + ", 1 client",
-            ZooKeeperLocks.NAME + ", 2 clients (distinct locks)");
+            ZooKeeperLocks.NAME + ", 2 clients (distinct locks)",
+            FenceLeases.NAME + " acquire+release p50 of the round, 1 client",
+            ZooKeeperLocks.NAME + " acquire+release p50 of the round, 1 client");
     assertThat(lease.variants()).allSatisfy(v -> assertThat(v.samples()).hasSize(tiny.rounds()));
     assertThat(lease.variants())
         .filteredOn(v -> v.name().startsWith(FenceLeases.NAME))
@@ -49,7 +51,18 @@ class LeaseBenchmarkTest {
     Distribution fence = lease.distributions().get(0);
     assertThat(fence.name()).startsWith(FenceLeases.NAME);
     assertThat(fence.count()).isEqualTo((long) tiny.rounds() * tiny.latencyOps());
-    assertThat(fence.targetP50()).isEqualTo(1.0);
+    assertThat(fence.targetP50()).isEqualTo(0.5);
+    assertThat(fence.id()).isEqualTo(LeaseBenchmark.P50_ID);
+    // the fence's p50 against ZooKeeper's, round by round: lower is better, at most half
+    Variant vsZooKeeper =
+        lease.variants().stream()
+            .filter(v -> v.id().equals(LeaseBenchmark.P50_VS_ZOOKEEPER_ID))
+            .findFirst()
+            .orElseThrow();
+    assertThat(vsZooKeeper.higherIsBetter()).isFalse();
+    assertThat(vsZooKeeper.target()).isEqualTo(0.5);
+    assertThat(vsZooKeeper.unit()).isEqualTo("ms");
+    assertThat(vsZooKeeper.baseline()).startsWith(ZooKeeperLocks.NAME);
     assertThat(lease.distributions().get(1).name()).startsWith(ZooKeeperLocks.NAME);
 
     List<Distribution> handover = sections.get("handover").distributions();

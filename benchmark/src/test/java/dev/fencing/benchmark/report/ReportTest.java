@@ -36,8 +36,16 @@ class ReportTest {
           "TPC-B-like",
           "two rounds",
           List.of(
-              new Variant("unfenced", "tx/s", List.of(100.0, 200.0), null, true, null),
-              new Variant("fenced", "tx/s", List.of(90.0, 200.0), "unfenced", true, 0.95)),
+              new Variant(
+                  "tpcb/unfenced", "unfenced", "tx/s", List.of(100.0, 200.0), null, true, null),
+              new Variant(
+                  "tpcb/fenced-1000",
+                  "fenced",
+                  "tx/s",
+                  List.of(90.0, 200.0),
+                  "unfenced",
+                  true,
+                  0.95)),
           List.of(),
           List.of(),
           List.of("a finding"));
@@ -49,8 +57,34 @@ class ReportTest {
           "one client",
           List.of(),
           List.of(
-              new Distribution("acquire+release", "ms", 1000, 0.8, 1.1, 2.5, 9.0, 1.0),
-              new Distribution("ZooKeeper acquire+release", "ms", 1000, 1.7, 2.0, 3.0, 12.0, null)),
+              new Distribution(
+                  "lease/acquire-release-p50",
+                  "acquire+release",
+                  "ms",
+                  1000,
+                  0.8,
+                  1.1,
+                  2.5,
+                  9.0,
+                  1.0),
+              new Distribution(
+                  "lease/zookeeper",
+                  "ZooKeeper acquire+release",
+                  "ms",
+                  1000,
+                  1.7,
+                  2.0,
+                  3.0,
+                  12.0,
+                  null)),
+          List.of(
+              new Figure(
+                  "lease/multixacts-per-1000",
+                  "multixacts per 1,000",
+                  "per 1,000 tx",
+                  12.5,
+                  10.0,
+                  false)),
           List.of(
               new Series(
                   "check cost by resource count",
@@ -76,17 +110,40 @@ class ReportTest {
     assertThat(fenced.path("ratioMax").asDouble()).isEqualTo(1.0);
     assertThat(fenced.path("targetMet").asBoolean()).isTrue();
     assertThat(fenced.path("samples")).hasSize(2);
+    assertThat(fenced.path("id").asText()).isEqualTo("tpcb/fenced-1000");
+    assertThat(fenced.path("baselineId").asText()).isEqualTo("tpcb/unfenced");
+    assertThat(json.path("sections").get(0).path("id").asText()).isEqualTo("tpcb");
     assertThat(json.path("sections").get(0).path("variants").get(0).has("ratio")).isFalse();
     JsonNode leases = json.path("sections").get(1);
     assertThat(leases.path("distributions").get(0).path("p99").asDouble()).isEqualTo(2.5);
+    assertThat(leases.path("distributions").get(0).path("id").asText())
+        .isEqualTo("lease/acquire-release-p50");
+    assertThat(leases.path("distributions").get(0).path("targetMet").asBoolean()).isTrue();
+    JsonNode figure = leases.path("figures").get(0);
+    assertThat(figure.path("id").asText()).isEqualTo("lease/multixacts-per-1000");
+    assertThat(figure.path("value").asDouble()).isEqualTo(12.5);
+    assertThat(figure.path("target").asDouble()).isEqualTo(10.0);
+    assertThat(figure.path("targetMet").asBoolean()).isFalse();
     assertThat(leases.path("series").get(0).path("points")).hasSize(3);
     assertThat(json.path("environment").path("settings").path("fsync").asText()).isEqualTo("on");
 
     String markdown = Files.readString(out.resolve(Report.MARKDOWN));
     assertThat(markdown)
-        .contains("| fenced | 145 tx/s | 0.950 (0.900–1.000) vs unfenced | ≥ 0.95 | yes |")
-        .contains("| acquire+release | 1000 | 0.800 ms | 1.10 | 2.50 | 9 | ≤ 1 | yes |")
-        .contains("| ZooKeeper acquire+release | 1000 | 1.70 ms |")
+        .contains("## TPC-B-like (`tpcb`)")
+        .contains(
+            "| `tpcb/fenced-1000` | fenced | 145 tx/s | 0.950 (0.900–1.000) vs unfenced | ≥ 0.95 |"
+                + " yes |")
+        .contains(
+            "| `lease/acquire-release-p50` | acquire+release | 1000 | 0.800 ms | 1.10 | 2.50 | 9 |"
+                + " ≤ 1 | yes |")
+        .contains("| `lease/zookeeper` | ZooKeeper acquire+release | 1000 | 1.70 ms |")
+        .contains(
+            "| `lease/multixacts-per-1000` | multixacts per 1,000 | 12.50 per 1,000 tx | ≤ 10.00 |"
+                + " **NO** |")
+        // every target in one table at the top
+        .contains("| `tpcb/fenced-1000` | 0.950 × `tpcb/unfenced` | ≥ 0.95 | yes |")
+        .contains("| `lease/acquire-release-p50` | p50 0.800 ms | ≤ 1.00 ms | yes |")
+        .contains("| `lease/multixacts-per-1000` | 12.50 per 1,000 tx | ≤ 10.00 | **NO** |")
         .contains("| 1000000 | 43 |")
         .contains("- a finding");
 
@@ -102,7 +159,7 @@ class ReportTest {
             "x",
             "x",
             "x",
-            List.of(new Variant("fenced", "tx/s", List.of(1.0), "nowhere", true, null)),
+            List.of(new Variant("x/fenced", "fenced", "tx/s", List.of(1.0), "nowhere", true, null)),
             List.of(),
             List.of(),
             List.of());
@@ -110,5 +167,60 @@ class ReportTest {
     assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(broken)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("baseline \"nowhere\"");
+  }
+
+  /** Ids: one slug per section, {@code <section>/<slug>} for its items, none used twice. */
+  @Test
+  void malformedMisplacedOrRepeatedIdsAreRefusedNamingTheItem() {
+    assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(withVariantId("tpcb", "tpcb/Fenced"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("variant \"fenced\" of section tpcb has id \"tpcb/Fenced\"");
+    assertThatThrownBy(
+            () -> new Report(ENVIRONMENT, List.of(withVariantId("tpcb", "update/fenced-1000"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("expected \"tpcb/<slug>\"");
+    assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(withVariantId("tpcb", "tpcb/"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has id \"tpcb/\"");
+    assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(withVariantId("tpcb", "tpcb/a--b"))))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(
+            () -> new Report(ENVIRONMENT, List.of(withVariantId("TPC-B", "TPC-B/fenced"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has id \"TPC-B\", not a slug");
+    assertThatThrownBy(
+            () ->
+                new Report(
+                    ENVIRONMENT,
+                    List.of(withVariantId("tpcb", "tpcb/x"), withVariantId("tpcb", "tpcb/y"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("id \"tpcb\" is used twice");
+    Section twice =
+        new Section(
+            "tpcb",
+            "t",
+            "m",
+            List.of(
+                new Variant("tpcb/a", "a", "tx/s", List.of(1.0), null, true, null),
+                new Variant("tpcb/a", "b", "tx/s", List.of(1.0), "a", true, null)),
+            List.of(),
+            List.of(),
+            List.of());
+    assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(twice)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("id \"tpcb/a\" is used twice: by variant \"a\" and by variant \"b\"");
+    assertThat(new Report(ENVIRONMENT, List.of(withVariantId("read-only", "read-only/bound-1000"))))
+        .isNotNull();
+  }
+
+  private static Section withVariantId(String section, String id) {
+    return new Section(
+        section,
+        "t",
+        "m",
+        List.of(new Variant(id, "fenced", "tx/s", List.of(1.0), null, true, null)),
+        List.of(),
+        List.of(),
+        List.of());
   }
 }

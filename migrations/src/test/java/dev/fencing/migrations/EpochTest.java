@@ -1,0 +1,303 @@
+package dev.fencing.migrations;
+
+import static dev.fencing.migrations.Fence.assertFails;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue 16, migration V12: a token is {@code epoch * 2^43 + counter}; the epoch is the server's
+ * timeline plus an offset recorded per cluster, database and fence. An exhausted counter is a clear
+ * error (2200H) that changes nothing; {@code advance_epoch()} moves on; a fence restored where it
+ * has not been adopts an epoch 1024 above everything recorded; moving the sequence to a new epoch
+ * is serialised with every other issuance. Failover, split brain and restores on real servers:
+ * {@code FailoverTest}.
+ */
+class EpochTest {
+  @RegisterExtension final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  static final long COUNTER = 1L << 43;
+  private static final String EXHAUSTED = "2200H";
+  private static final Duration TTL = Duration.ofMinutes(5);
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  private AppRole app;
+
+  @BeforeEach
+  void setUp() throws SQLException {
+    assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
+    app = AppRole.create(db, "epoch_app");
+  }
+
+  @AfterEach
+  void dropRole() throws SQLException {
+    app.close();
+  }
+
+  @Test
+  void aTokenIsTheEpochInItsHighBitsAndACounterInItsLow43() throws SQLException {
+    long timeline;
+    long epoch;
+    try (Connection operator = db.connect()) {
+      timeline = FenceSql.longValue(operator, "SELECT timeline_id FROM pg_control_checkpoint()");
+      assertThat(FenceSql.longValue(operator, "SELECT timeline FROM fencing.epoch_status()"))
+          .isEqualTo(timeline);
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      assertThat(epoch).as("installed on timeline %s", timeline).isEqualTo(timeline - 1);
+    }
+    long first;
+    long second;
+    try (Connection c = app.connect()) {
+      first = Fence.acquire(c, "epoch/a", "app", TTL);
+      second = Fence.acquire(c, "epoch/b", "app", TTL);
+    }
+    assertThat(first >> 43).isEqualTo(epoch);
+    assertThat(second).isEqualTo(first + 1);
+    assertThat(first & (COUNTER - 1)).as("the counter").isEqualTo(1);
+
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
+          .isEqualTo(epoch + 1);
+      assertThat(FenceSql.string(operator, "SELECT reason FROM fencing.own_epoch()"))
+          .isEqualTo("advanced");
+    }
+    try (Connection c = app.connect()) {
+      assertThat(Fence.acquire(c, "epoch/c", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
+      assertThat(Fence.acquire(c, "epoch/d", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 2);
+      // the old tokens are still the current ones of their resources, and stay accepted
+      assertThat(Fence.check(c, "epoch/a", first)).isEqualTo(first);
+    }
+  }
+
+  @Test
+  void anExhaustedCounterIsAClearErrorThatChangesNothingUntilTheOperatorAdvancesTheEpoch()
+      throws SQLException {
+    long epoch;
+    FenceSql.Snapshot before;
+    try (Connection c = app.connect()) {
+      Fence.acquire(c, "epoch/used", "app", TTL);
+    }
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      assertThat(Fence.migrations(db).validate()).isEmpty();
+      long last = (epoch << 43) + COUNTER - 1;
+      FenceSql.run(operator, "SELECT setval('fencing.token_seq', ?)", last);
+      assertThat(Fence.migrations(db).validate())
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .contains(
+              "advance_epoch() is due", "epoch " + epoch, "run SELECT fencing.advance_epoch()");
+      before = FenceSql.snapshot(operator);
+    }
+    try (Connection c = app.connect()) {
+      SQLException e = assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/next", "app", TTL));
+      assertThat(e.getMessage())
+          .contains("token counter of epoch " + epoch + " is exhausted")
+          .contains("fencing.advance_epoch()");
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
+      assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
+          .isEqualTo(epoch + 1);
+      assertThat(Fence.migrations(db).validate()).isEmpty();
+    }
+    try (Connection c = app.connect()) {
+      assertThat(Fence.acquire(c, "epoch/next", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
+    }
+  }
+
+  @Test
+  void aFloorPastTheEpochIsRefusedNotIssuedBelow() throws SQLException {
+    long token;
+    try (Connection c = app.connect()) {
+      token = Fence.acquire(c, "epoch/floor", "app", TTL);
+      Fence.release(c, "epoch/floor", token);
+    }
+    long epoch;
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      // what an older fence may hold: tokens past this epoch's range (advance_sequence of V8)
+      FenceSql.run(operator, "SELECT fencing.advance_sequence(?)", COUNTER);
+    }
+    try (Connection c = app.connect()) {
+      assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/floor", "app", TTL));
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
+          .as("above the epoch of the largest token issued")
+          .isEqualTo(((token + COUNTER) >> 43) + 1);
+    }
+    try (Connection c = app.connect()) {
+      long next = Fence.acquire(c, "epoch/floor", "app", TTL);
+      assertThat(next).isGreaterThan(token + COUNTER).isGreaterThan((epoch + 1) << 43);
+    }
+  }
+
+  @Test
+  void aFenceUnderAKeyItHasNotSeenAdoptsAnEpoch1024AboveEverythingRecorded() throws SQLException {
+    long token;
+    try (Connection c = app.connect()) {
+      token = Fence.acquire(c, "epoch/restored", "app", TTL);
+    }
+    long epoch;
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      // as a dump restored elsewhere holds it: the row of another cluster
+      FenceSql.run(
+          operator, "UPDATE fencing.cluster_epoch SET system_identifier = system_identifier + 1");
+      assertThat(
+              FenceSql.string(
+                  operator, "SELECT adoption_pending::text FROM fencing.epoch_status()"))
+          .isEqualTo("true");
+      assertThat(Fence.migrations(db).validate())
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .contains("adopts epoch " + (epoch + 1024));
+    }
+    try (Connection c = app.connect()) {
+      long next = Fence.acquire(c, "epoch/other", "app", TTL);
+      assertThat(next).isEqualTo(((epoch + 1024) << 43) + 1).isGreaterThan(token);
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(
+              FenceSql.strings(
+                  operator,
+                  "SELECT reason || ' ' || epoch_floor FROM fencing.cluster_epoch ORDER BY epoch_floor"))
+          .containsExactly("installed " + epoch, "adopted " + (epoch + 1024));
+      assertThat(Fence.migrations(db).validate()).isEmpty();
+    }
+  }
+
+  /**
+   * The first issuance of a new epoch moves the sequence up (setval). Another issuance meanwhile
+   * waits for it to commit, and gets the next token: never the same one.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void anIssuanceWaitsForTheOneMovingTheSequenceToANewEpoch(String isolation) throws Exception {
+    long epoch;
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT fencing.advance_epoch()");
+    }
+    try (Connection first = app.connect();
+        Connection second = app.connect()) {
+      begin(first, isolation);
+      long a = Fence.acquire(first, "epoch/first", "first", TTL);
+      assertThat(a).isEqualTo((epoch << 43) + 1);
+      int secondPid = pid(second);
+      begin(second, isolation);
+      CompletableFuture<Long> b =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return Fence.acquire(second, "epoch/second", "second", TTL);
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      awaitAdvisoryWait(secondPid);
+      assertThat(b).isNotDone();
+      first.commit();
+      long token = b.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+      second.commit();
+      assertThat(token).isEqualTo(a + 1);
+    }
+  }
+
+  /**
+   * Two first issuances under a key the fence has not seen: one adopts, the other waits for it and
+   * then issues in the same epoch (READ COMMITTED), or is told to retry (40001: its snapshot
+   * predates the adoption). Never two adoptions, never the same token.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void twoFirstIssuancesInANewClusterAdoptOnce(String isolation) throws Exception {
+    long epoch;
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      FenceSql.run(
+          operator, "UPDATE fencing.cluster_epoch SET system_identifier = system_identifier + 1");
+    }
+    long adopted = epoch + 1024;
+    try (Connection first = app.connect();
+        Connection second = app.connect()) {
+      begin(first, isolation);
+      begin(second, isolation);
+      // both snapshots exist before the adoption
+      FenceSql.longValue(first, "SELECT count(*) FROM fencing.rejections(NULL, 1)");
+      FenceSql.longValue(second, "SELECT count(*) FROM fencing.rejections(NULL, 1)");
+      long a = Fence.acquire(first, "epoch/first", "first", TTL);
+      assertThat(a).isEqualTo((adopted << 43) + 1);
+      int secondPid = pid(second);
+      CompletableFuture<Long> b =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return Fence.acquire(second, "epoch/second", "second", TTL);
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      awaitAdvisoryWait(secondPid);
+      first.commit();
+      if (isolation.equals("READ COMMITTED")) {
+        assertThat(b.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(a + 1);
+        second.commit();
+      } else {
+        Throwable failure =
+            org.assertj.core.api.Assertions.catchThrowable(
+                () -> b.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertThat(failure).hasRootCauseInstanceOf(SQLException.class);
+        SQLException e = (SQLException) org.assertj.core.util.Throwables.getRootCause(failure);
+        assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("40001");
+        second.rollback();
+        second.setAutoCommit(true);
+        assertThat(Fence.acquire(second, "epoch/second", "second", TTL)).isEqualTo(a + 1);
+      }
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(
+              FenceSql.strings(
+                  operator, "SELECT reason FROM fencing.cluster_epoch ORDER BY epoch_floor"))
+          .containsExactly("installed", "adopted");
+    }
+  }
+
+  private static void begin(Connection c, String isolation) throws SQLException {
+    c.setAutoCommit(false);
+    FenceSql.run(c, "SET TRANSACTION ISOLATION LEVEL " + isolation);
+  }
+
+  private static int pid(Connection c) throws SQLException {
+    return (int) FenceSql.longValue(c, "SELECT pg_backend_pid()");
+  }
+
+  /** Waits until {@code pid} waits for the issuance advisory lock (bounded, polling pg_locks). */
+  private void awaitAdvisoryWait(int pid) throws SQLException, InterruptedException {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    try (Connection observer = db.connect()) {
+      while (true) {
+        List<String> waiting =
+            FenceSql.strings(
+                observer, "SELECT locktype FROM pg_locks WHERE pid = ? AND NOT granted", pid);
+        if (waiting.contains("advisory")) {
+          return;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("backend " + pid + " never waited for the issuance lock");
+        }
+        Thread.onSpinWait();
+      }
+    }
+  }
+}
