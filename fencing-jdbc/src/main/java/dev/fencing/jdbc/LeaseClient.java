@@ -264,8 +264,7 @@ public final class LeaseClient implements AutoCloseable {
     long sentAt = nanoTime.getAsLong();
     LeaseTransaction.Committed<LeaseQueries.Acquired> committed;
     try {
-      committed =
-          queries.acquire(c, resource, holder, ttl, handover);
+      committed = queries.acquire(c, resource, holder, ttl, handover);
     } catch (SQLException e) {
       HandoverTimeoutException timedOut = FencingExceptions.handoverTimeout(e);
       throw timedOut == null ? e : timedOut;

@@ -92,7 +92,9 @@ class LeaseRoundTripTest {
           syncs.set(0);
           assertThat(client.tryAcquire(resource, Duration.ofSeconds(30))).isPresent();
           assertThat(syncs.get()).as("round trips of the next acquisition").isEqualTo(1);
-          assertThat(c.getAutoCommit()).as("the connection's autocommit, given back").isEqualTo(autoCommit);
+          assertThat(c.getAutoCommit())
+              .as("the connection's autocommit, given back")
+              .isEqualTo(autoCommit);
         } finally {
           client.close();
         }
