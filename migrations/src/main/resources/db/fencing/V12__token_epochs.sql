@@ -322,7 +322,7 @@ AS $$
 $$;
 
 -- ---------------------------------------------------------------------------------------------
--- try_acquire issues through issue_token (the rest as in V2)
+-- try_acquire issues through issue_token (the handover as in V10, the rest as in V2)
 -- ---------------------------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.try_acquire(p_resource text, p_holder text, p_ttl interval,
@@ -336,6 +336,8 @@ DECLARE
     l ${flyway:defaultSchema}.lease;
     v_token bigint;
     v_lock_timeout text;
+    v_deadline timestamptz;
+    v_space integer;
 BEGIN
     PERFORM ${flyway:defaultSchema}.validate_resource_name(p_resource);
     IF p_holder IS NULL OR p_holder = '' OR length(p_holder) > 200 OR p_holder ~ '[[:cntrl:]]' THEN
@@ -371,11 +373,21 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Handover: wait for the fenced transactions of earlier tokens (FOR SHARE lockers) to end.
+    -- Handover (V10): wait for the fenced transactions of earlier tokens to end: the advisory share
+    -- lockers (READ COMMITTED), then the FOR SHARE row lockers (REPEATABLE READ, SERIALIZABLE).
     v_lock_timeout := current_setting('lock_timeout');
+    v_deadline := clock_timestamp() + p_handover_timeout;
     PERFORM set_config('lock_timeout', (extract(epoch FROM p_handover_timeout) * 1000)::bigint || 'ms', true);
     BEGIN
+        v_space := r.lock_space;
+        PERFORM ${flyway:defaultSchema}.lock_for_advance(r.id, v_space);
+        PERFORM set_config('lock_timeout',
+                           greatest(1, ceil(extract(epoch FROM v_deadline - clock_timestamp()) * 1000))::bigint || 'ms',
+                           true);
         SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR NO KEY UPDATE;
+        IF r.lock_space <> v_space THEN -- the key space changed meanwhile: wait on the new key too
+            PERFORM ${flyway:defaultSchema}.lock_for_advance(r.id, r.lock_space);
+        END IF;
     EXCEPTION WHEN lock_not_available THEN
         PERFORM ${flyway:defaultSchema}.raise_error('ZF007',
             format('handover of "%s" timed out after %s: transactions fenced by token %s are still open',

@@ -264,8 +264,7 @@ public final class LeaseClient implements AutoCloseable {
     long sentAt = nanoTime.getAsLong();
     LeaseTransaction.Committed<LeaseQueries.Acquired> committed;
     try {
-      committed =
-          LeaseTransaction.run(c, tx -> queries.acquire(tx, resource, holder, ttl, handover));
+      committed = queries.acquire(c, resource, holder, ttl, handover);
     } catch (SQLException e) {
       HandoverTimeoutException timedOut = FencingExceptions.handoverTimeout(e);
       throw timedOut == null ? e : timedOut;
@@ -348,8 +347,7 @@ public final class LeaseClient implements AutoCloseable {
    */
   LeaseQueries.Renewal renew(FencingToken token, Duration ttl) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      LeaseTransaction.Committed<LeaseQueries.Renewal> committed =
-          LeaseTransaction.run(c, tx -> queries.renew(tx, token, ttl));
+      LeaseTransaction.Committed<LeaseQueries.Renewal> committed = queries.renew(c, token, ttl);
       SQLWarning notReplicated = committed.notReplicated();
       if (notReplicated != null) {
         // counting on a renewal a failover may undo would let the client trust a shorter lease
@@ -373,7 +371,7 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   private boolean release(Connection c, FencingToken token) throws SQLException {
-    return LeaseTransaction.run(c, tx -> queries.release(tx, token)).result();
+    return queries.release(c, token);
   }
 
   /** Asks the database, in one statement, whether {@code token}'s lease is valid now. */

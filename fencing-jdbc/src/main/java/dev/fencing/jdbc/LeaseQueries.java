@@ -63,51 +63,62 @@ final class LeaseQueries {
   /** Whether the database grants the lease now, and its expiry and the time left until it. */
   record Held(boolean held, @Nullable Instant expiresAt, @Nullable Long remainingNanos) {}
 
-  /** try_acquire, as the first statement of a lease transaction ({@link LeaseTransaction}). */
-  Acquired acquire(
+  /** try_acquire in a lease transaction of its own ({@link LeaseTransaction}): one round trip. */
+  LeaseTransaction.Committed<Acquired> acquire(
       Connection c, String resource, String holder, Duration ttl, Duration handoverTimeout)
       throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, acquireSql)) {
-      ps.setString(1, resource);
-      ps.setString(2, holder);
-      ps.setLong(3, micros(ttl));
-      ps.setLong(4, micros(handoverTimeout));
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        if (!rs.next()) {
-          throw new SQLException("try_acquire returned no row for resource " + resource);
-        }
-        long token = rs.getLong(2);
-        Long tokenOrNull = rs.wasNull() ? null : token;
-        return new Acquired(
-            rs.getBoolean(1), tokenOrNull, rs.getString(3), instant(rs, 4), nanos(rs, 5));
-      }
-    }
+    return LeaseTransaction.run(
+        c,
+        acquireSql,
+        ps -> {
+          ps.setString(1, resource);
+          ps.setString(2, holder);
+          ps.setLong(3, micros(ttl));
+          ps.setLong(4, micros(handoverTimeout));
+        },
+        rs -> {
+          if (!rs.next()) {
+            throw new SQLException("try_acquire returned no row for resource " + resource);
+          }
+          long token = rs.getLong(2);
+          Long tokenOrNull = rs.wasNull() ? null : token;
+          return new Acquired(
+              rs.getBoolean(1), tokenOrNull, rs.getString(3), instant(rs, 4), nanos(rs, 5));
+        });
   }
 
-  /** renew, as the first statement of a lease transaction. */
-  Renewal renew(Connection c, FencingToken token, Duration ttl) throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, renewSql)) {
-      ps.setString(1, token.resource());
-      ps.setLong(2, token.value());
-      ps.setLong(3, micros(ttl));
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        rs.next();
-        return new Renewal(
-            Objects.requireNonNull(instant(rs, 1)), Objects.requireNonNull(nanos(rs, 2)));
-      }
-    }
+  /** renew in a lease transaction of its own: one round trip. */
+  LeaseTransaction.Committed<Renewal> renew(Connection c, FencingToken token, Duration ttl)
+      throws SQLException {
+    return LeaseTransaction.run(
+        c,
+        renewSql,
+        ps -> {
+          ps.setString(1, token.resource());
+          ps.setLong(2, token.value());
+          ps.setLong(3, micros(ttl));
+        },
+        rs -> {
+          rs.next();
+          return new Renewal(
+              Objects.requireNonNull(instant(rs, 1)), Objects.requireNonNull(nanos(rs, 2)));
+        });
   }
 
-  /** release, as the first statement of a lease transaction; false if released already. */
+  /** release in a lease transaction of its own (one round trip); false if released already. */
   boolean release(Connection c, FencingToken token) throws SQLException {
-    try (PreparedStatement ps = LeaseTransaction.prepare(c, releaseSql)) {
-      ps.setString(1, token.resource());
-      ps.setLong(2, token.value());
-      try (ResultSet rs = LeaseTransaction.resultOf(ps)) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    }
+    return LeaseTransaction.run(
+            c,
+            releaseSql,
+            ps -> {
+              ps.setString(1, token.resource());
+              ps.setLong(2, token.value());
+            },
+            rs -> {
+              rs.next();
+              return rs.getBoolean(1);
+            })
+        .result();
   }
 
   /** One read-only statement, no transaction of its own: is the lease of {@code token} valid? */

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
+import java.sql.Statement;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLWarning;
 import org.postgresql.util.ServerErrorMessage;
@@ -14,86 +15,83 @@ import org.postgresql.util.ServerErrorMessage;
  * transaction with an explicit commit, so that a commit that PostgreSQL says "might not have been
  * replicated" is noticed (such a token does not count as issued).
  *
- * <p>Two round trips per operation: the statement (with {@code BEGIN} and the isolation level sent
- * ahead of it in the same message flush) and the {@code COMMIT}. The isolation level is set for the
- * transaction only ({@link #READ_COMMITTED} in front of every lease statement), so the session's
- * default is neither read nor changed: no extra round trips, nothing to restore.
+ * <p>One round trip per operation: {@code BEGIN ISOLATION LEVEL READ COMMITTED}, the statement and
+ * {@code COMMIT} are one query string, which pgjdbc sends in autocommit mode as one message flush
+ * with one Sync, and the commit's warnings come back with the statement's results. The isolation
+ * level is the transaction's own, so the session's default is neither read nor changed. If the
+ * statement fails, the transaction is left aborted until the Sync, and a {@code ROLLBACK} (a second
+ * round trip, on the error path only) ends it.
  */
 final class LeaseTransaction {
   private static final String NOT_REPLICATED = "might not have been replicated";
 
-  /**
-   * Goes in front of every lease statement: READ COMMITTED for this transaction, whatever the
-   * session's default; pgjdbc sends it with the statement, in one round trip.
-   */
-  static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; ";
+  private static final String BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED; ";
+  private static final String COMMIT = "; COMMIT";
 
   private LeaseTransaction() {}
 
+  /** Binds the parameters of a lease statement. */
   @FunctionalInterface
-  interface SqlWork<T> {
-    T run(Connection c) throws SQLException;
+  interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Reads the rows of a lease statement. */
+  @FunctionalInterface
+  interface RowReader<T> {
+    T read(ResultSet rs) throws SQLException;
   }
 
   /** A committed result, and the commit's not-replicated warning if there was one. */
   record Committed<T>(T result, @Nullable SQLWarning notReplicated) {}
 
   /**
-   * Runs {@code work} in its own transaction with an explicit commit, then gives the connection
-   * back its previous autocommit: it may be a pooled one. {@code work} must send its statement with
-   * {@link #prepare} (READ COMMITTED) and read it with {@link #resultOf}.
+   * Runs {@code sql} (one statement that returns rows) in a transaction of its own, in one round
+   * trip, then gives the connection back its previous autocommit: it may be a pooled one. A
+   * borrowed connection has no transaction open, so switching autocommit sends nothing.
    */
-  static <T> Committed<T> run(Connection c, SqlWork<T> work) throws SQLException {
+  static <T> Committed<T> run(Connection c, String sql, Binder binder, RowReader<T> reader)
+      throws SQLException {
     boolean autoCommit = c.getAutoCommit();
-    Committed<T> committed;
-    try {
-      committed = commit(c, work);
-    } catch (SQLException | RuntimeException e) {
-      try {
-        restore(c, autoCommit);
-      } catch (SQLException | RuntimeException restoreFailure) {
-        e.addSuppressed(restoreFailure);
-      }
-      throw e;
-    }
-    restore(c, autoCommit);
-    return committed;
-  }
-
-  /** Prepares a lease statement, the transaction's first, behind {@link #READ_COMMITTED}. */
-  static PreparedStatement prepare(Connection c, String sql) throws SQLException {
-    return c.prepareStatement(READ_COMMITTED + sql);
-  }
-
-  /** Executes a statement from {@link #prepare} and returns the lease statement's rows. */
-  static ResultSet resultOf(PreparedStatement ps) throws SQLException {
-    ps.execute(); // the SET TRANSACTION's result comes first
-    if (!ps.getMoreResults()) {
-      throw new SQLException("the lease statement returned no rows");
-    }
-    return ps.getResultSet();
-  }
-
-  private static <T> Committed<T> commit(Connection c, SqlWork<T> work) throws SQLException {
-    c.setAutoCommit(false);
-    c.clearWarnings(); // only this commit's warnings may count
-    try {
-      T result = work.run(c);
-      c.commit();
-      return new Committed<>(result, notReplicated(c.getWarnings()));
-    } catch (SQLException | RuntimeException e) {
-      try {
-        c.rollback();
-      } catch (SQLException | RuntimeException rollbackFailure) {
-        e.addSuppressed(rollbackFailure);
-      }
-      throw e;
-    }
-  }
-
-  private static void restore(Connection c, boolean autoCommit) throws SQLException {
-    if (autoCommit) {
+    if (!autoCommit) {
       c.setAutoCommit(true);
+    }
+    try {
+      return oneRoundTrip(c, sql, binder, reader);
+    } finally {
+      if (!autoCommit) {
+        c.setAutoCommit(false);
+      }
+    }
+  }
+
+  private static <T> Committed<T> oneRoundTrip(
+      Connection c, String sql, Binder binder, RowReader<T> reader) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BEGIN + sql + COMMIT)) {
+      binder.bind(ps);
+      try {
+        ps.execute(); // BEGIN's result comes first; the statement's rows and COMMIT arrived with it
+      } catch (SQLException | RuntimeException e) {
+        rollback(c, e);
+        throw e;
+      }
+      if (!ps.getMoreResults()) {
+        throw new SQLException("the lease statement returned no rows");
+      }
+      T result;
+      try (ResultSet rs = ps.getResultSet()) {
+        result = reader.read(rs);
+      }
+      return new Committed<>(result, notReplicated(ps.getWarnings()));
+    }
+  }
+
+  /** Ends the transaction a failed statement left aborted (BEGIN ran, COMMIT was skipped). */
+  private static void rollback(Connection c, Exception failure) {
+    try (Statement s = c.createStatement()) {
+      s.execute("ROLLBACK");
+    } catch (SQLException | RuntimeException rollbackFailure) {
+      failure.addSuppressed(rollbackFailure);
     }
   }
 

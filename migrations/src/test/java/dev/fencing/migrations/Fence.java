@@ -20,7 +20,8 @@ final class Fence {
    * The versions of db/fencing's migrations, in order (numbers are reserved per issue, so there may
    * be gaps until every issue has landed).
    */
-  static final java.util.List<Integer> VERSIONS = java.util.List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 12);
+  static final java.util.List<Integer> VERSIONS =
+      java.util.List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12);
 
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
   static final int MIGRATIONS = VERSIONS.size();

@@ -159,6 +159,7 @@ class MigrationsTest {
               "7 record lease lost refusals true",
               "8 safety defects found by attacking the fence true",
               "9 rejections for the application true",
+              "10 accept path at the floor true",
               "12 token epochs true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
@@ -697,7 +698,11 @@ class MigrationsTest {
         .startsWith("9 ")
         .contains("rejections for the application")
         .contains("Success");
-    assertThat(versioned.get(9)).startsWith("12 ").contains("token epochs").contains("Success");
+    assertThat(versioned.get(9))
+        .startsWith("10 ")
+        .contains("accept path at the floor")
+        .contains("Success");
+    assertThat(versioned.get(10)).startsWith("12 ").contains("token epochs").contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));

@@ -235,6 +235,9 @@ class PrivilegesTest {
             "SELECT fencing.exhausted(0, 1, 0)",
             "SELECT fencing.acl_text(NULL, 'r', 10)",
             "SELECT fencing.reset_external('" + RESOURCE + "', 0)",
+            "SELECT fencing.set_advisory_key_space(1)",
+            "SELECT fencing.fence_full('" + RESOURCE + "', 1)",
+            "SELECT fencing.lock_for_advance(1, 1)",
             "SELECT fencing.receipt_mac('stale_token', 1, '1.2.3', 'x')",
             "SELECT fencing.with_receipt('ZF001', '{\"resource\": \"x\"}'::jsonb)",
             "SELECT fencing.fence('" + RESOURCE + "', 1)",
@@ -416,8 +419,11 @@ class PrivilegesTest {
                       + "     @> ARRAY['search_path=pg_catalog, pg_temp']"
                       + " ORDER BY 1"))
           .containsExactly(
+              "fencing.advisory_key(bigint)",
               "fencing.fence(text,bigint)",
+              "fencing.fence_full(text,bigint)",
               "fencing.find_resource(text)",
+              "fencing.lock_for_advance(bigint,integer)",
               "fencing.mark_checked(bigint,bigint)",
               "fencing.marker_mac(bigint,bigint)",
               "fencing.validate_resource_name(text)",

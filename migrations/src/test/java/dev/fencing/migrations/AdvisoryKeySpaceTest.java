@@ -1,0 +1,116 @@
+package dev.fencing.migrations;
+
+import static dev.fencing.migrations.Fence.INVALID_ARGUMENT;
+import static dev.fencing.migrations.Fence.assertFails;
+import static dev.fencing.migrations.Interleaving.PATIENCE;
+import static dev.fencing.migrations.Interleaving.async;
+import static dev.fencing.migrations.Interleaving.awaitBlockedBy;
+import static dev.fencing.migrations.Interleaving.begin;
+import static dev.fencing.migrations.Interleaving.join;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.migrations.Interleaving.Isolation;
+import dev.fencing.migrations.Interleaving.Session;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 14: the READ COMMITTED accept path holds an advisory share lock in the fence's key space;
+ * set_advisory_key_space moves it away from the application's own two-integer advisory locks.
+ */
+class AdvisoryKeySpaceTest extends InterleavingTestBase {
+  private static final long DEFAULT_SPACE = 1178946115L;
+  private static final long OTHER_SPACE = 4242L;
+
+  @Test
+  void theKeySpaceMovesTheFenceAwayFromTheApplicationsAdvisoryLocks() throws SQLException {
+    String res = "key-space";
+    try (Connection observer = db.connect();
+        Session admin = Interleaving.session(db);
+        Session application = Interleaving.session(db);
+        Session writer = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session acquirer = Interleaving.session(db)) {
+      long t1 = Fence.acquire(admin.c(), res, "holder-a", LEASE);
+      assertThat(Fence.release(admin.c(), res, t1)).isTrue();
+      long key =
+          FenceSql.longValue(
+              observer,
+              "SELECT fencing.advisory_key(id) FROM fencing.resource WHERE name = ?",
+              res);
+      try {
+        // the application's own lock on the fence's default key holds the check off
+        lockExclusively(application, DEFAULT_SPACE, key);
+        begin(writer, Isolation.READ_COMMITTED);
+        CompletableFuture<Long> check = async(pool(), () -> Fence.check(writer.c(), res, t1));
+        awaitBlockedBy(observer, writer.pid(), application.pid());
+        unlock(application, DEFAULT_SPACE, key);
+        assertThat(join(check)).isEqualTo(t1);
+        writer.c().rollback();
+
+        // moved: the same application lock no longer meets the fence
+        assertThat(
+                FenceSql.longValue(
+                    admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) OTHER_SPACE))
+            .isEqualTo(DEFAULT_SPACE);
+        lockExclusively(application, DEFAULT_SPACE, key);
+        begin(writer, Isolation.READ_COMMITTED);
+        assertThat(Interleaving.withoutBlocking(pool(), () -> Fence.check(writer.c(), res, t1)))
+            .isEqualTo(t1);
+        assertThat(
+                FenceSql.longValue(
+                    observer,
+                    "SELECT count(*) FROM pg_locks WHERE pid = ? AND locktype = 'advisory'"
+                        + " AND mode = 'ShareLock' AND classid = ?::oid AND objsubid = 2",
+                    writer.pid(),
+                    OTHER_SPACE))
+            .as("the check's share lock, in the new key space")
+            .isOne();
+
+        // and an acquisition still waits for the checked transaction, in the new key space
+        CompletableFuture<Fence.Acquired> acquire =
+            async(pool(), () -> Fence.tryAcquire(acquirer.c(), res, "holder-b", LEASE, PATIENCE));
+        awaitBlockedBy(observer, acquirer.pid(), writer.pid());
+        writer.c().commit();
+        Fence.Acquired acquired = join(acquire);
+        assertThat(acquired.acquired()).isTrue();
+        assertThat(acquired.token()).isNotNull().isGreaterThan(t1);
+        unlock(application, DEFAULT_SPACE, key);
+      } finally {
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
+      }
+    }
+  }
+
+  @Test
+  void aNullKeySpaceIsRefusedAndChangesNothing() throws SQLException {
+    try (Connection c = db.connect()) {
+      Fence.acquire(c, "key-space-null", "holder-a", LEASE);
+      FenceSql.Snapshot before = FenceSql.snapshot(c);
+      String spaces = spaces(c);
+      assertFails(
+          INVALID_ARGUMENT,
+          () -> FenceSql.longValue(c, "SELECT fencing.set_advisory_key_space(NULL)"));
+      assertThat(FenceSql.snapshot(c)).isEqualTo(before);
+      assertThat(spaces(c)).isEqualTo(spaces).isEqualTo(String.valueOf(DEFAULT_SPACE));
+    }
+  }
+
+  private static String spaces(Connection c) throws SQLException {
+    return String.valueOf(
+        FenceSql.string(
+            c, "SELECT string_agg(DISTINCT lock_space::text, ',') FROM fencing.resource"));
+  }
+
+  private static void lockExclusively(Session s, long space, long key) throws SQLException {
+    FenceSql.run(s.c(), "SELECT pg_advisory_lock(?::int, ?::int)", space, key);
+  }
+
+  private static void unlock(Session s, long space, long key) throws SQLException {
+    assertThat(
+            FenceSql.string(s.c(), "SELECT pg_advisory_unlock(?::int, ?::int)::text", space, key))
+        .isEqualTo("true");
+  }
+}
