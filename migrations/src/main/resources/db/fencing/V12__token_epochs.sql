@@ -27,7 +27,8 @@
 --
 -- Concurrency: moving the sequence up to an epoch's base (setval) could move it below a value
 -- another transaction just took; so issuers hold a shared advisory lock, and the one that moves
--- the sequence (or adopts or advances an epoch) an exclusive one, until they commit. (EpochTest)
+-- the sequence (or adopts or advances an epoch) an exclusive one, until they commit. An issuance
+-- that waited while an advance committed is told to retry (40001). (EpochTest)
 
 CREATE TABLE ${flyway:defaultSchema}.cluster_epoch (
     system_identifier bigint      NOT NULL,   -- pg_control_system()
@@ -189,6 +190,16 @@ BEGIN
     IF NOT v_exclusive THEN
         v_exclusive := v_last < v_need;
         PERFORM ${flyway:defaultSchema}.lock_issuance(v_exclusive);
+        -- An advance that committed while this waited for the lock has moved the epoch: this
+        -- transaction read the old one. (FOR SHARE: under REPEATABLE READ a row changed after
+        -- the snapshot raises 40001 by itself.)
+        IF (SELECT c.epoch_offset FROM ${flyway:defaultSchema}.cluster_epoch c
+             WHERE (c.system_identifier, c.database_oid, c.resource_table)
+                 = (e.system_identifier, e.database_oid, e.resource_table)
+               FOR SHARE) IS DISTINCT FROM e.epoch_offset THEN
+            RAISE EXCEPTION USING ERRCODE = '40001',
+                MESSAGE = 'fencing: the token epoch was advanced while this issuance waited; retry the transaction';
+        END IF;
     END IF;
     v_token := nextval('${flyway:defaultSchema}.token_seq');
     IF v_token <= v_need THEN

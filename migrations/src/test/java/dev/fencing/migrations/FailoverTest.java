@@ -31,7 +31,6 @@ class FailoverTest {
   private static final String DATABASE = "app";
   private static final String APP_USER = "app_user";
   private static final Duration TTL = Duration.ofMinutes(5);
-  private static final Duration EXPIRED = Duration.ofMillis(1);
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   @Test
@@ -42,9 +41,9 @@ class FailoverTest {
       long replicated;
       List<Long> handedOut = new ArrayList<>();
       try (Connection old = app(pair.primary())) {
-        replicated = Fence.acquire(old, "jobs", "holder-a", EXPIRED);
+        replicated = issue(old, "jobs", "holder-a");
         handedOut.add(replicated);
-        handedOut.add(Fence.acquire(old, "reports", "holder-a", EXPIRED));
+        handedOut.add(issue(old, "reports", "holder-a"));
       }
       pair.awaitReplayed();
       pair.cutOff();
@@ -55,7 +54,7 @@ class FailoverTest {
         lost = Fence.acquire(old, "jobs", "zombie", TTL);
         handedOut.add(lost);
         for (int i = 0; i < 40; i++) { // more than the 32 values nextval pre-logs
-          handedOut.add(Fence.acquire(old, "reports", "holder-b", EXPIRED));
+          handedOut.add(issue(old, "reports", "holder-b"));
         }
         assertThat(lost >> 43).as("the old timeline's epoch").isZero();
       }
@@ -78,14 +77,13 @@ class FailoverTest {
         assertThat(next >> 43).as("the new timeline's epoch").isEqualTo(1);
         assertFails(STALE, () -> Fence.check(c, "jobs", lost));
         assertFails(STALE, () -> Fence.check(c, "jobs", replicated));
-        assertThat(Fence.acquire(c, "reports", "holder-new", EXPIRED))
-            .isGreaterThan(Collections.max(handedOut));
+        assertThat(issue(c, "reports", "holder-new")).isGreaterThan(Collections.max(handedOut));
       }
 
       // the crash guarantee holds on the new primary: a committed issuance survives kill -9
       long beforeCrash;
       try (Connection c = app(promoted)) {
-        beforeCrash = Fence.acquire(c, "reports", "holder-new", EXPIRED);
+        beforeCrash = issue(c, "reports", "holder-new");
       }
       promoted.crash();
       promoted.start();
@@ -108,7 +106,7 @@ class FailoverTest {
     try (StreamingPair pair = StreamingPair.start()) {
       install(pair.primary());
       try (Connection old = app(pair.primary())) {
-        Fence.acquire(old, "ledger", "before", EXPIRED);
+        issue(old, "ledger", "before");
       }
       pair.awaitReplayed();
       pair.cutOff();
@@ -116,7 +114,7 @@ class FailoverTest {
 
       long onNew;
       try (Connection c = app(promoted)) {
-        onNew = Fence.acquire(c, "ledger", "new-side", EXPIRED);
+        onNew = issue(c, "ledger", "new-side");
       }
       // the old primary still runs, on its old timeline, and keeps issuing
       List<Long> oldSide = new ArrayList<>();
@@ -127,7 +125,7 @@ class FailoverTest {
       }
       try (Connection old = app(pair.primary())) {
         for (int i = 0; i < 50; i++) {
-          oldSide.add(Fence.acquire(old, "ledger", "old-side-" + i, EXPIRED));
+          oldSide.add(issue(old, "ledger", "old-side-" + i));
         }
         oldSide.add(Fence.acquire(old, "split/only-old", "old-side", TTL));
       }
@@ -152,13 +150,13 @@ class FailoverTest {
       List<Long> handedOut = new ArrayList<>();
       long kept;
       try (Connection c = app(primary)) {
-        kept = Fence.acquire(c, "pitr", "kept", EXPIRED);
+        kept = issue(c, "pitr", "kept");
         handedOut.add(kept);
       }
       primary.execute("SELECT pg_create_restore_point('before_loss')");
       try (Connection c = app(primary)) {
         for (int i = 0; i < 40; i++) { // rolled back by the recovery below
-          handedOut.add(Fence.acquire(c, "pitr", "lost-" + i, EXPIRED));
+          handedOut.add(issue(c, "pitr", "lost-" + i));
         }
       }
       String segment = primary.query("SELECT pg_walfile_name(pg_current_wal_lsn())");
@@ -200,7 +198,7 @@ class FailoverTest {
       List<Long> handedOut = new ArrayList<>();
       try (Connection c = app(source)) {
         for (int i = 0; i < 5; i++) {
-          handedOut.add(Fence.acquire(c, "restore/" + (i % 2), "source", EXPIRED));
+          handedOut.add(issue(c, "restore/" + (i % 2), "source"));
         }
       }
       Path globals = target.root().resolve("globals.sql");
@@ -233,7 +231,7 @@ class FailoverTest {
       // the source goes on issuing after the dump: these tokens are not in it
       try (Connection c = app(source)) {
         for (int i = 0; i < 40; i++) {
-          handedOut.add(Fence.acquire(c, "restore/0", "source-after-dump", EXPIRED));
+          handedOut.add(issue(c, "restore/0", "source-after-dump"));
         }
       }
       String roles =
@@ -289,7 +287,7 @@ class FailoverTest {
   }
 
   /**
-   * The holder's transaction checked its token and is open; an acquisition of the expired lease
+   * The holder's transaction checked its token and is open; an acquisition of the released lease
    * waits for it (the handover); once it commits, the holder's token is stale.
    */
   private static void assertHandoverWaitsForTheFencedTransaction(
@@ -297,7 +295,7 @@ class FailoverTest {
     try (Connection holder = app(server);
         Connection acquirer = app(server);
         Connection observer = server.connect(DATABASE)) {
-      long token = Fence.acquire(holder, resource, "holder", EXPIRED);
+      long token = issue(holder, resource, "holder");
       holder.setAutoCommit(false);
       FenceSql.run(holder, "SET TRANSACTION ISOLATION LEVEL " + isolation);
       assertThat(Fence.check(holder, resource, token)).isEqualTo(token);
@@ -326,6 +324,13 @@ class FailoverTest {
       holder.setAutoCommit(true);
       assertFails(STALE, () -> Fence.check(holder, resource, token));
     }
+  }
+
+  /** Acquires a lease and releases it: the token is handed out, the lease free for the next. */
+  private static long issue(Connection c, String resource, String holder) throws SQLException {
+    long token = Fence.acquire(c, resource, holder, TTL);
+    assertThat(Fence.release(c, resource, token)).isTrue();
+    return token;
   }
 
   /** Creates the database, migrates the fence into it, and a login role of the application. */

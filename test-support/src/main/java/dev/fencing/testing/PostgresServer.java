@@ -2,14 +2,9 @@ package dev.fencing.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -17,11 +12,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -47,9 +40,6 @@ public final class PostgresServer implements AutoCloseable {
   /** The longest any wait of these servers takes before it fails. */
   public static final Duration WAIT = Duration.ofSeconds(90);
 
-  private static final String OS_USER = "postgres";
-  private static @Nullable Path binaries;
-
   private final String name;
   private final Path root;
   private final Path data;
@@ -70,7 +60,7 @@ public final class PostgresServer implements AutoCloseable {
    * memory).
    */
   public static PostgresServer create(String name, Map<String, String> settings) {
-    return new PostgresServer(name, newRoot(name), freePort()).init(settings);
+    return new PostgresServer(name, Programs.newRoot(name), Programs.freePort()).init(settings);
   }
 
   private PostgresServer init(Map<String, String> settings) {
@@ -78,7 +68,7 @@ public final class PostgresServer implements AutoCloseable {
     try {
       server.exec(
           List.of(
-              tool("initdb").toString(),
+              Programs.tool("initdb").toString(),
               "-D",
               server.data.toString(),
               "-U",
@@ -113,10 +103,10 @@ public final class PostgresServer implements AutoCloseable {
    * #archive()}, from where a {@linkplain #fromBackup restored backup} recovers to a point in time.
    */
   public static PostgresServer createArchiving(String name) {
-    PostgresServer server = new PostgresServer(name, newRoot(name), freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Programs.freePort());
     try {
       Files.createDirectory(server.archive());
-      handOver(server.archive());
+      Programs.handOver(server.archive());
     } catch (IOException e) {
       server.close();
       throw new UncheckedIOException(e);
@@ -137,7 +127,7 @@ public final class PostgresServer implements AutoCloseable {
    */
   public static PostgresServer fromBackup(
       String name, Path backup, Map<String, String> settings, boolean recovery) {
-    PostgresServer server = new PostgresServer(name, newRoot(name), freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Programs.freePort());
     try {
       server.exec(List.of("cp", "-a", backup.toString(), server.data.toString()));
       if (recovery) {
@@ -168,7 +158,8 @@ public final class PostgresServer implements AutoCloseable {
    * in a folder of its own. It is in hot standby, connected for streaming, when this returns.
    */
   public PostgresServer standby(String standbyName, Map<String, String> settings) {
-    PostgresServer standby = new PostgresServer(standbyName, newRoot(standbyName), freePort());
+    PostgresServer standby =
+        new PostgresServer(standbyName, Programs.newRoot(standbyName), Programs.freePort());
     try {
       baseBackupInto(standby.data, true);
       standby.configure(settings);
@@ -184,7 +175,7 @@ public final class PostgresServer implements AutoCloseable {
     List<String> command =
         new ArrayList<>(
             List.of(
-                tool("pg_basebackup").toString(),
+                Programs.tool("pg_basebackup").toString(),
                 "-h",
                 "127.0.0.1",
                 "-p",
@@ -240,7 +231,7 @@ public final class PostgresServer implements AutoCloseable {
     requireOpen();
     exec(
         List.of(
-            tool("pg_ctl").toString(),
+            Programs.tool("pg_ctl").toString(),
             "start",
             "-w",
             "-t",
@@ -255,7 +246,15 @@ public final class PostgresServer implements AutoCloseable {
   /** Stops it cleanly ({@code pg_ctl stop -m fast}). */
   public synchronized void stop() {
     if (running) {
-      exec(List.of(tool("pg_ctl").toString(), "stop", "-w", "-m", "fast", "-D", data.toString()));
+      exec(
+          List.of(
+              Programs.tool("pg_ctl").toString(),
+              "stop",
+              "-w",
+              "-m",
+              "fast",
+              "-D",
+              data.toString()));
       running = false;
     }
   }
@@ -268,27 +267,7 @@ public final class PostgresServer implements AutoCloseable {
     long pid = postmasterPid();
     ProcessHandle postmaster =
         ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("no postmaster " + pid));
-    List<ProcessHandle> victims = new ArrayList<>();
-    victims.add(postmaster);
-    postmaster.descendants().forEach(victims::add);
-    victims.forEach(ProcessHandle::destroyForcibly);
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    for (ProcessHandle victim : victims) {
-      while (victim.isAlive() && !isZombie(victim.pid())) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("process " + victim.pid() + " survived SIGKILL");
-        }
-        try {
-          victim.onExit().get(50, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException
-            | java.util.concurrent.ExecutionException e) {
-          // poll again
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException(e);
-        }
-      }
-    }
+    Programs.killAll(postmaster, WAIT);
     try {
       // its owner is dead; a lingering zombie would make PostgreSQL take them for a live server's
       Files.deleteIfExists(data.resolve("postmaster.pid"));
@@ -344,7 +323,7 @@ public final class PostgresServer implements AutoCloseable {
    */
   public String runTool(String tool, List<String> arguments) {
     List<String> command = new ArrayList<>();
-    command.add(tool(tool).toString());
+    command.add(Programs.tool(tool).toString());
     command.addAll(arguments);
     return exec(command);
   }
@@ -360,7 +339,7 @@ public final class PostgresServer implements AutoCloseable {
         try {
           exec(
               List.of(
-                  tool("pg_ctl").toString(),
+                  Programs.tool("pg_ctl").toString(),
                   "stop",
                   "-w",
                   "-m",
@@ -374,7 +353,7 @@ public final class PostgresServer implements AutoCloseable {
       }
     } finally {
       closed = true;
-      deleteRecursively(root);
+      Programs.deleteRecursively(root);
     }
   }
 
@@ -415,173 +394,6 @@ public final class PostgresServer implements AutoCloseable {
 
   /** Runs {@code command} as the server's OS user; returns its standard output. */
   private String exec(List<String> command) {
-    List<String> full = new ArrayList<>();
-    if (isRoot()) {
-      full.addAll(List.of("runuser", "-u", OS_USER, "--"));
-    }
-    full.addAll(command);
-    try {
-      Path out = Files.createTempFile(root, "out-", ".txt");
-      Path err = Files.createTempFile(root, "err-", ".txt");
-      handOver(out);
-      handOver(err);
-      Process process =
-          new ProcessBuilder(full)
-              .redirectOutput(out.toFile())
-              .redirectError(err.toFile())
-              .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-              .start();
-      if (!process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new IllegalStateException(name + ": " + command + " did not end within " + WAIT);
-      }
-      String output = Files.readString(out, StandardCharsets.UTF_8);
-      String errors = Files.readString(err, StandardCharsets.UTF_8);
-      Files.deleteIfExists(out);
-      Files.deleteIfExists(err);
-      if (process.exitValue() != 0) {
-        throw new IllegalStateException(
-            name
-                + ": "
-                + String.join(" ", command)
-                + " exited with "
-                + process.exitValue()
-                + ": "
-                + errors
-                + output
-                + serverLogTail());
-      }
-      return output;
-    } catch (IOException e) {
-      throw new UncheckedIOException(name + ": could not run " + command, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(name + ": interrupted running " + command, e);
-    }
-  }
-
-  private String serverLogTail() {
-    Path log = root.resolve("server.log");
-    try {
-      if (!Files.exists(log)) {
-        return "";
-      }
-      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-      return "\nserver log:\n"
-          + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-    } catch (IOException e) {
-      return "";
-    }
-  }
-
-  /** The directory of PostgreSQL's programs: the newest /usr/lib/postgresql/N/bin, or pg_config. */
-  static synchronized Path binaries() {
-    if (binaries != null) {
-      return binaries;
-    }
-    Path found = null;
-    Path debian = Path.of("/usr/lib/postgresql");
-    if (Files.isDirectory(debian)) {
-      try (Stream<Path> versions = Files.list(debian)) {
-        found =
-            versions
-                .map(v -> v.resolve("bin"))
-                .filter(b -> Files.isExecutable(b.resolve("initdb")))
-                .max(Comparator.comparingInt(PostgresServer::major))
-                .orElse(null);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-    if (found == null) {
-      try {
-        Process p = new ProcessBuilder("pg_config", "--bindir").start();
-        String dir = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        if (p.waitFor() == 0 && Files.isExecutable(Path.of(dir, "initdb"))) {
-          found = Path.of(dir);
-        }
-      } catch (IOException e) {
-        // no pg_config on the PATH
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (found == null) {
-      throw new IllegalStateException(
-          "no PostgreSQL server programs: neither /usr/lib/postgresql/<major>/bin/initdb nor"
-              + " pg_config --bindir (install postgresql, e.g. apt-get install postgresql-15)");
-    }
-    binaries = found;
-    return found;
-  }
-
-  private static int major(Path bin) {
-    try {
-      return Integer.parseInt(bin.getParent().getFileName().toString());
-    } catch (NumberFormatException e) {
-      return 0;
-    }
-  }
-
-  private static Path tool(String name) {
-    return binaries().resolve(name);
-  }
-
-  private static boolean isRoot() {
-    return "root".equals(System.getProperty("user.name"));
-  }
-
-  private static Path newRoot(String name) {
-    try {
-      Path root =
-          Files.createTempDirectory(
-              "fencing-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-",
-              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      handOver(root);
-      return root;
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not create a folder for " + name, e);
-    }
-  }
-
-  /** Gives {@code path} to the servers' OS user when running as root. */
-  private static void handOver(Path path) throws IOException {
-    if (isRoot()) {
-      UserPrincipal owner =
-          path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(OS_USER);
-      Files.setOwner(path, owner);
-    }
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("no free port", e);
-    }
-  }
-
-  private static boolean isZombie(long pid) {
-    try {
-      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-      String[] fields = stat.substring(stat.lastIndexOf(')') + 1).trim().split(" ");
-      return fields.length > 0 && fields[0].equals("Z");
-    } catch (IOException | RuntimeException e) {
-      return true; // gone
-    }
-  }
-
-  private static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("could not delete {} completely", root, e);
-    }
+    return Programs.run(name, root, command, WAIT);
   }
 }
