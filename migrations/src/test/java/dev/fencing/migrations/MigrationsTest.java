@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -54,6 +53,7 @@ class MigrationsTest {
       List.of(
           "check_token(text,bigint)",
           "check_tokens(text[],bigint[])",
+          "check_tokens_if_written(text[],bigint[])",
           "try_acquire(text,text,interval,interval)",
           "renew(text,bigint,interval)",
           "release(text,bigint)",
@@ -81,8 +81,7 @@ class MigrationsTest {
                   c,
                   "SELECT version || ' ' || success FROM fencing.fencing_schema_history"
                       + " WHERE version IS NOT NULL ORDER BY installed_rank"))
-          .containsExactlyElementsOf(
-              IntStream.rangeClosed(1, Fence.MIGRATIONS).mapToObj(v -> v + " true").toList());
+          .containsExactlyElementsOf(Fence.VERSIONS.stream().map(v -> v + " true").toList());
     }
     assertInfoShowsAllSuccessfulMigrations(Fence.migrations(db).info());
     Fence.migrations(db).validate();
@@ -156,7 +155,8 @@ class MigrationsTest {
               "6 fast accept path true",
               "7 record lease lost refusals true",
               "8 safety defects found by attacking the fence true",
-              "9 rejections for the application true");
+              "9 rejections for the application true",
+              "11 check tokens with commit true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
@@ -693,6 +693,10 @@ class MigrationsTest {
     assertThat(versioned.get(8))
         .startsWith("9 ")
         .contains("rejections for the application")
+        .contains("Success");
+    assertThat(versioned.get(9))
+        .startsWith("11 ")
+        .contains("check tokens with commit")
         .contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
