@@ -36,6 +36,7 @@ class PrivilegesTest {
           "fencing.carry(text,bigint)",
           "fencing.check_token(text,bigint)",
           "fencing.check_tokens(text[],bigint[])",
+          "fencing.check_tokens_if_written(text[],bigint[])",
           "fencing.create_resource(text,boolean,boolean)",
           "fencing.record_rejection(text)",
           "fencing.rejections(text,integer)",
