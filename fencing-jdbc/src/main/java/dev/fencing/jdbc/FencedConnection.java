@@ -102,7 +102,7 @@ final class FencedConnection implements InvocationHandler {
           checked.clear();
           if (args == null || args.length == 0 || !(args[0] instanceof Savepoint)) {
             written.clear();
-            TableGuards.forgetAnnouncements();
+            checker.guards().forgetAnnouncements();
           }
         }
         if (!method.getName().equals("setAutoCommit")
@@ -147,6 +147,11 @@ final class FencedConnection implements InvocationHandler {
     return raw;
   }
 
+  /** The tables of fenced entities declared for this connection's data source. */
+  TableGuards guards() {
+    return checker.guards();
+  }
+
   /** The tokens this connection checks: those bound for its database's resources. */
   FencingContext bound() {
     return checker.bound();
@@ -157,7 +162,7 @@ final class FencedConnection implements InvocationHandler {
    * #execute(SqlClassifier.Classification, JdbcCall)}).
    */
   @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
-    List<TableGuards.Guard> guards = TableGuards.targets(sql);
+    List<TableGuards.Guard> guards = checker.guards().targets(sql);
     return execute(
         SqlClassifier.classify(sql),
         guards,

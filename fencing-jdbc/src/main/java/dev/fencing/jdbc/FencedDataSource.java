@@ -60,6 +60,11 @@ public final class FencedDataSource implements DataSource {
             FencingMetrics.create(builder.meterRegistry));
   }
 
+  /** The tables of fenced entities declared for this data source ({@link FencedTables}). */
+  TableGuards tableGuards() {
+    return checker.guards();
+  }
+
   /** Fences {@code target} with the defaults. */
   public static FencedDataSource wrap(DataSource target) {
     return builder(target).build();

@@ -48,7 +48,7 @@ final class FencedStatement implements InvocationHandler {
     if (name.startsWith("execute")) {
       boolean isBatch = name.endsWith("Batch");
       String sql = sqlOf(args, isBatch);
-      List<TableGuards.Guard> guards = TableGuards.targets(sql);
+      List<TableGuards.Guard> guards = connection.guards().targets(sql);
       boolean unannounced =
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       try {
@@ -72,7 +72,7 @@ final class FencedStatement implements InvocationHandler {
         if (args != null && args.length == 1 && args[0] instanceof String sql) {
           batch.add(sql);
         } else if (preparedSql != null) {
-          List<TableGuards.Guard> guards = TableGuards.targets(preparedSql);
+          List<TableGuards.Guard> guards = connection.guards().targets(preparedSql);
           batchUnannounced |= !guards.isEmpty() && !TableGuards.announced(guards);
         }
         return Delegation.invoke(raw, method, args);

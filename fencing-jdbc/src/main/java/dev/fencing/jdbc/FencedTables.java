@@ -1,25 +1,51 @@
 package dev.fencing.jdbc;
 
+import java.sql.SQLException;
 import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
 
 /**
  * Tables whose writes need a token for a known resource, whatever statement writes them — a bulk
- * {@code UPDATE} or {@code DELETE}, a native query — declared by integrations when they start
- * (fencing-jpa declares the tables of every {@code @Fenced} entity). A {@link FencedDataSource}
- * connection refuses a statement whose SQL writes such a table (its {@code UPDATE}, {@code DELETE
- * FROM}, {@code INSERT INTO}, {@code MERGE INTO}, {@code TRUNCATE} or {@code COPY} target) with a
- * {@link MissingFencingTokenException} unless the writing thread has a token for the table's
- * resource bound; the transaction is rolled back and nothing of it is written.
+ * {@code UPDATE} or {@code DELETE}, a native query — declared for one {@link FencedDataSource} by
+ * integrations when they start (fencing-jpa declares the tables of every {@code @Fenced} entity on
+ * the data source its {@code SessionFactory} uses). A connection of that data source refuses a
+ * statement whose SQL writes such a table (its {@code UPDATE}, {@code DELETE FROM}, {@code INSERT
+ * INTO}, {@code MERGE INTO}, {@code TRUNCATE} or {@code COPY} target) with a {@link
+ * MissingFencingTokenException} unless the writing thread has a token for the table's resource
+ * bound; the transaction is rolled back and nothing of it is written.
  *
  * <p>A table whose rows name their resources one by one ({@link #requireRowResources}) cannot be
  * judged by the client for a statement that writes many rows: such a write is accepted only if the
  * table is protected ({@code fencing.protect_rows}, whose trigger judges every row), else refused.
  * An entity write announced with {@link #announceRowWrite} right before its statement is not such a
- * write. Declarations hold for the class loader's lifetime and every data source; a table declared
- * with several resources (entities sharing it) needs a token for each.
+ * write. Declarations hold for the data source's lifetime; a table declared with several resources
+ * (entities sharing it) needs a token for each. Tables are matched by name, without schema.
  */
 public final class FencedTables {
-  private FencedTables() {}
+  private final TableGuards guards;
+
+  private FencedTables(TableGuards guards) {
+    this.guards = guards;
+  }
+
+  /**
+   * The declarations of {@code dataSource}: a {@link FencedDataSource}, or a wrapper of one that
+   * unwraps to it (a pool's or a framework's proxy); empty if it is neither — such a data source
+   * fences nothing, so there is nothing to declare.
+   *
+   * @throws SQLException if asking the wrapper failed
+   */
+  public static Optional<FencedTables> of(DataSource dataSource) throws SQLException {
+    Objects.requireNonNull(dataSource, "dataSource");
+    if (dataSource instanceof FencedDataSource fenced) {
+      return Optional.of(new FencedTables(fenced.tableGuards()));
+    }
+    if (dataSource.isWrapperFor(FencedDataSource.class)) {
+      return Optional.of(new FencedTables(dataSource.unwrap(FencedDataSource.class).tableGuards()));
+    }
+    return Optional.empty();
+  }
 
   /**
    * Every write to {@code table} needs a token for {@code resource} bound.
@@ -27,17 +53,17 @@ public final class FencedTables {
    * @param table the table's name as the SQL names it, without schema (matched case-insensitively)
    * @throws IllegalArgumentException if {@code resource} is not a valid resource name
    */
-  public static void requireToken(String table, String resource) {
+  public void requireToken(String table, String resource) {
     FencingToken.requireValidResource(Objects.requireNonNull(resource, "resource"));
-    TableGuards.declare(table, resource);
+    guards.declare(table, resource);
   }
 
   /**
    * {@code table}'s rows name their resources one by one: a statement writing it that no {@link
    * #announceRowWrite} announced (a bulk or native query) is refused unless the table is protected.
    */
-  public static void requireRowResources(String table) {
-    TableGuards.declare(table, null);
+  public void requireRowResources(String table) {
+    guards.declare(table, null);
   }
 
   /**

@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The declarations of {@link FencedTables}, and the rule a statement writing such a table meets.
+ * The declarations of {@link FencedTables} for one {@link FencedDataSource}, and the rule a
+ * statement writing such a table meets.
  */
 final class TableGuards {
   /** A declared table: its resource, or null when its rows name their own. */
@@ -26,7 +27,7 @@ final class TableGuards {
 
   private static final String PER_ROW = "";
   // table -> its resources (PER_ROW for per-row resources); several when entities share a table
-  private static final Map<String, Set<String>> GUARDS = new ConcurrentHashMap<>();
+  private final Map<String, Set<String>> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
       ThreadLocal.withInitial(HashMap::new);
 
@@ -36,14 +37,14 @@ final class TableGuards {
           "(?i)\\b(?:update|delete\\s+from|insert\\s+into|merge\\s+into|truncate(?:\\s+table)?"
               + "|copy)\\s+(?:only\\s+)?((?:\"[^\"]+\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"[^\"]+\"|[\\w$]+))?)");
 
-  private TableGuards() {}
+  TableGuards() {}
 
-  static void declare(String table, @Nullable String resource) {
+  void declare(String table, @Nullable String resource) {
     String key = normalise(Objects.requireNonNull(table, "table"));
     if (key.isEmpty()) {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
     }
-    GUARDS
+    guards
         .computeIfAbsent(key, k -> new CopyOnWriteArraySet<>())
         .add(resource == null ? PER_ROW : resource);
   }
@@ -53,22 +54,22 @@ final class TableGuards {
   }
 
   /** Forgets the announcements of the writing thread (its transaction ended). */
-  static void forgetAnnouncements() {
-    if (!GUARDS.isEmpty()) {
+  void forgetAnnouncements() {
+    if (!guards.isEmpty()) {
       ANNOUNCED.get().clear();
     }
   }
 
   /** The declared tables {@code sql} writes; empty (and cheap) when none is declared. */
-  static List<Guard> targets(String sql) {
-    if (GUARDS.isEmpty()) {
+  List<Guard> targets(String sql) {
+    if (guards.isEmpty()) {
       return List.of();
     }
     List<Guard> found = null;
     Matcher m = TARGET.matcher(sql);
     while (m.find()) {
       String key = normalise(m.group(1));
-      Set<String> resources = GUARDS.get(key);
+      Set<String> resources = guards.get(key);
       if (resources != null) {
         if (found == null) {
           found = new ArrayList<>(2);

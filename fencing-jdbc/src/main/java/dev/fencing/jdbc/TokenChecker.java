@@ -49,6 +49,7 @@ final class TokenChecker {
   private final FencingMetrics metrics;
   private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by itself
   private volatile boolean hasPending;
+  private final TableGuards guards = new TableGuards();
 
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
@@ -68,6 +69,11 @@ final class TokenChecker {
    */
   FencingContext bound() {
     return Fencing.current().only(placed);
+  }
+
+  /** The tables of fenced entities declared for this data source ({@link FencedTables}). */
+  TableGuards guards() {
+    return guards;
   }
 
   /** Whether {@code resource} lives in this data source's database. */

@@ -2,14 +2,17 @@ package dev.fencing.jpa;
 
 import dev.fencing.jdbc.FencedTables;
 import jakarta.persistence.EntityListeners;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
 import org.hibernate.boot.spi.BootstrapContext;
+import org.hibernate.engine.jdbc.connections.spi.ConnectionProvider;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.hibernate.event.service.spi.DuplicationStrategy;
 import org.hibernate.event.service.spi.EventListenerRegistry;
@@ -19,6 +22,7 @@ import org.hibernate.mapping.BasicValue;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
 import org.hibernate.mapping.Table;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Plugs fencing into every Hibernate {@code SessionFactory}: Hibernate finds it through {@code
@@ -58,7 +62,8 @@ public final class FencingIntegrator implements Integrator {
     if (fenced.isEmpty()) {
       return;
     }
-    Map<String, List<String>> rowTables = declareTables(metadata, fenced);
+    Map<String, List<String>> rowTables =
+        declareTables(metadata, fenced, fencedTables(sessionFactory));
     FencingEventListener listener = new FencingEventListener(fenced, rowTables);
     EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
     // Registered twice (service loading plus an explicit registration): keep one.
@@ -85,12 +90,31 @@ public final class FencingIntegrator implements Integrator {
   }
 
   /**
-   * Declares the tables of every fenced entity to fencing-jdbc ({@link FencedTables}), so that a
+   * The declarations of the data source this {@code SessionFactory} takes its connections from, if
+   * it is (or wraps) a {@code FencedDataSource}; null otherwise (Hibernate's own pool, a
+   * multi-tenant provider: its entity writes are refused by the listeners anyway).
+   */
+  private static @Nullable FencedTables fencedTables(SessionFactoryImplementor sessionFactory) {
+    ConnectionProvider provider =
+        sessionFactory.getServiceRegistry().getService(ConnectionProvider.class);
+    if (provider == null || !provider.isUnwrappableAs(DataSource.class)) {
+      return null;
+    }
+    try {
+      return FencedTables.of(provider.unwrap(DataSource.class)).orElse(null);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "fencing-jpa could not ask the SessionFactory's DataSource whether it is fenced", e);
+    }
+  }
+
+  /**
+   * Declares the tables of every fenced entity to the data source's {@link FencedTables}, so that a
    * bulk or native write of them needs the entity's own token; returns the tables of the entities
    * whose rows name their own resources, by entity name, for their writes to be announced.
    */
   private static Map<String, List<String>> declareTables(
-      Metadata metadata, Map<String, FencedEntity> fenced) {
+      Metadata metadata, Map<String, FencedEntity> fenced, @Nullable FencedTables declared) {
     Map<String, List<String>> rowTables = new HashMap<>();
     for (PersistentClass entity : metadata.getEntityBindings()) {
       FencedEntity fencing = fenced.get(entity.getEntityName());
@@ -101,10 +125,13 @@ public final class FencingIntegrator implements Integrator {
       for (Table table : entity.getTableClosure()) {
         String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
         tables.add(name);
+        if (declared == null) {
+          continue;
+        }
         if (fencing.attribute() == null) {
-          FencedTables.requireToken(name, fencing.fixedResource());
+          declared.requireToken(name, fencing.fixedResource());
         } else {
-          FencedTables.requireRowResources(name);
+          declared.requireRowResources(name);
         }
       }
       if (fencing.attribute() != null) {
