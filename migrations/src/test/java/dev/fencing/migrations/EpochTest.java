@@ -91,10 +91,10 @@ class EpochTest {
     }
     try (Connection operator = db.connect()) {
       epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
-      assertThat(Fence.migrations(db).validate()).isEmpty();
+      assertThat(epochNotes()).isEmpty();
       long last = (epoch << 43) + COUNTER - 1;
       FenceSql.run(operator, "SELECT setval('fencing.token_seq', ?)", last);
-      assertThat(Fence.migrations(db).validate())
+      assertThat(epochNotes())
           .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
           .contains(
               "advance_epoch() is due", "epoch " + epoch, "run SELECT fencing.advance_epoch()");
@@ -110,7 +110,7 @@ class EpochTest {
       assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
           .isEqualTo(epoch + 1);
-      assertThat(Fence.migrations(db).validate()).isEmpty();
+      assertThat(epochNotes()).isEmpty();
     }
     try (Connection c = app.connect()) {
       assertThat(Fence.acquire(c, "epoch/next", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
@@ -160,7 +160,7 @@ class EpochTest {
               FenceSql.string(
                   operator, "SELECT adoption_pending::text FROM fencing.epoch_status()"))
           .isEqualTo("true");
-      assertThat(Fence.migrations(db).validate())
+      assertThat(epochNotes())
           .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
           .contains("adopts epoch " + (epoch + 1024));
     }
@@ -174,7 +174,7 @@ class EpochTest {
                   operator,
                   "SELECT reason || ' ' || epoch_floor FROM fencing.cluster_epoch ORDER BY epoch_floor"))
           .containsExactly("installed " + epoch, "adopted " + (epoch + 1024));
-      assertThat(Fence.migrations(db).validate()).isEmpty();
+      assertThat(epochNotes()).isEmpty();
     }
   }
 
@@ -314,6 +314,13 @@ class EpochTest {
       assertThat(retried >> 43).isEqualTo(advanced);
       assertThat(retried).isGreaterThan(before);
     }
+  }
+
+  /** What validate() says about epochs (without notes of other kinds, e.g. a deployer's). */
+  private List<String> epochNotes() {
+    return Fence.migrations(db).validate().stream()
+        .filter(note -> note.startsWith("token epoch:"))
+        .toList();
   }
 
   private static void begin(Connection c, String isolation) throws SQLException {

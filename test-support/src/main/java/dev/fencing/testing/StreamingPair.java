@@ -86,7 +86,11 @@ public final class StreamingPair implements AutoCloseable {
         "SELECT count(*) = 0 FROM pg_stat_replication", "the primary to lose its standby");
   }
 
-  /** Pauses replay on the standby (WAL is still received); {@link #resumeReplay()} undoes it. */
+  /**
+   * Pauses replay on the standby; {@link #resumeReplay()} undoes it. WAL is still received and
+   * written to the standby's disk, so this does not lose what the primary commits: use {@link
+   * #cutOff()} for that.
+   */
   public void pauseReplay() {
     standby.execute("SELECT pg_wal_replay_pause()");
     standby.awaitTrue("SELECT pg_get_wal_replay_pause_state() = 'paused'", "replay to pause");
