@@ -27,7 +27,8 @@
 --
 -- Concurrency: moving the sequence up to an epoch's base (setval) could move it below a value
 -- another transaction just took; so issuers hold a shared advisory lock, and the one that moves
--- the sequence (or adopts or advances an epoch) an exclusive one, until they commit. (EpochTest)
+-- the sequence (or adopts or advances an epoch) an exclusive one, until they commit. An issuance
+-- that waited while an advance committed is told to retry (40001). (EpochTest)
 
 CREATE TABLE ${flyway:defaultSchema}.cluster_epoch (
     system_identifier bigint      NOT NULL,   -- pg_control_system()
@@ -189,6 +190,16 @@ BEGIN
     IF NOT v_exclusive THEN
         v_exclusive := v_last < v_need;
         PERFORM ${flyway:defaultSchema}.lock_issuance(v_exclusive);
+        -- An advance that committed while this waited for the lock has moved the epoch: this
+        -- transaction read the old one. (FOR SHARE: under REPEATABLE READ a row changed after
+        -- the snapshot raises 40001 by itself.)
+        IF (SELECT c.epoch_offset FROM ${flyway:defaultSchema}.cluster_epoch c
+             WHERE (c.system_identifier, c.database_oid, c.resource_table)
+                 = (e.system_identifier, e.database_oid, e.resource_table)
+               FOR SHARE) IS DISTINCT FROM e.epoch_offset THEN
+            RAISE EXCEPTION USING ERRCODE = '40001',
+                MESSAGE = 'fencing: the token epoch was advanced while this issuance waited; retry the transaction';
+        END IF;
     END IF;
     v_token := nextval('${flyway:defaultSchema}.token_seq');
     IF v_token <= v_need THEN
@@ -266,6 +277,60 @@ BEGIN
         greatest(${flyway:defaultSchema}.current_timeline() - 1, ${flyway:defaultSchema}.issued_epoch()), 'installed');
 END
 $install$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Tamper evidence that survives a logical dump and restore
+-- ---------------------------------------------------------------------------------------------
+
+-- A restore leaves an ACL that equals the default as NULL where the migrations left it spelled
+-- out (REVOKE ... FROM PUBLIC): the same privileges. And it names the internal triggers of foreign
+-- keys after their new OIDs (the constraints themselves are compared). Fingerprints compare
+-- privileges and exclude internal triggers, so validate() does not report every table as changed
+-- after pg_dump | psql. (FailoverTest)
+CREATE FUNCTION ${flyway:defaultSchema}.acl_text(p_acl aclitem[], p_kind "char", p_owner oid)
+    RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(string_agg(a::text, ',' ORDER BY a::text), '')
+      FROM unnest(coalesce(p_acl, acldefault(p_kind, p_owner))) AS a
+$$;
+
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.catalog_fingerprint()
+    RETURNS TABLE (object text, fingerprint text)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'function ' || p.oid::regprocedure::text,
+           md5(pg_get_functiondef(p.oid) || ' owner=' || p.proowner::regrole::text
+               || ' acl=' || ${flyway:defaultSchema}.acl_text(p.proacl, 'f', p.proowner))
+      FROM pg_proc p
+     WHERE p.pronamespace = '${flyway:defaultSchema}'::regnamespace
+    UNION ALL
+    SELECT 'relation ' || c.oid::regclass::text,
+           md5(c.relkind::text || ' owner=' || c.relowner::regrole::text
+               || ' acl=' || ${flyway:defaultSchema}.acl_text(c.relacl, (CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END)::"char", c.relowner)
+               || ' persistence=' || c.relpersistence::text
+               || ' rls=' || c.relrowsecurity::text
+               || ' columns=' || coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                                                            || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+                                                            ', ' ORDER BY a.attnum)
+                                             FROM pg_attribute a
+                                            WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
+               || ' constraints=' || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ', ' ORDER BY k.conname)
+                                                 FROM pg_constraint k WHERE k.conrelid = c.oid), '')
+               || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(t.oid), ', ' ORDER BY t.tgname)
+                                              FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal), '')
+               || ' policies=' || coalesce((SELECT string_agg(pol.polname || ' ' || pol.polcmd::text, ', ')
+                                              FROM pg_policy pol WHERE pol.polrelid = c.oid), '')
+               || coalesce((SELECT ' sequence=' || s.seqtypid::regtype::text || ' cache=' || s.seqcache
+                                   || ' cycle=' || s.seqcycle::text || ' increment=' || s.seqincrement
+                              FROM pg_sequence s WHERE s.seqrelid = c.oid), ''))
+      FROM pg_class c
+     WHERE c.relnamespace = '${flyway:defaultSchema}'::regnamespace
+       AND c.relkind IN ('r', 'p', 'S', 'v')
+       AND c.relname <> '${flyway:table}'
+$$;
 
 -- ---------------------------------------------------------------------------------------------
 -- try_acquire issues through issue_token (the handover as in V10, the rest as in V2)
@@ -389,3 +454,5 @@ REVOKE ALL ON FUNCTION
     ${flyway:defaultSchema}.advance_epoch(),
     ${flyway:defaultSchema}.epoch_status()
 FROM PUBLIC;
+-- acl_text stays with the migrating user, as catalog_fingerprint (V1)
+REVOKE ALL ON FUNCTION ${flyway:defaultSchema}.acl_text(aclitem[], "char", oid) FROM PUBLIC;

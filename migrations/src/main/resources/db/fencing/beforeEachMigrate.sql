@@ -130,7 +130,7 @@ BEGIN
                 SELECT p.oid::pg_catalog.regprocedure::text, p.proowner, p.proowner::pg_catalog.regrole::text
                   FROM pg_catalog.pg_proc p
                  WHERE p.pronamespace = '${flyway:defaultSchema}'::pg_catalog.regnamespace
-                   AND p.proname IN ('catalog_fingerprint', 'record_catalog_fingerprint')) o
+                   AND p.proname IN ('catalog_fingerprint', 'record_catalog_fingerprint', 'acl_text')) o
          WHERE NOT pg_catalog.pg_has_role(v_me, o.owner_oid, 'USAGE');
         IF v_foreign IS NOT NULL THEN
             RAISE EXCEPTION 'fencing: % cannot upgrade schema %: it does not own %', v_me, '${flyway:defaultSchema}', v_foreign

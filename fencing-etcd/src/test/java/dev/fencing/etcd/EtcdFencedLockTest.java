@@ -15,6 +15,7 @@ import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.EtcdServer;
 import dev.fencing.testing.TestDatabaseExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -38,7 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@link EtcdFencedLock} against a real etcd ({@link EtcdProcess}) and a real PostgreSQL: tokens
+ * {@link EtcdFencedLock} against a real etcd ({@link EtcdServer}) and a real PostgreSQL: tokens
  * increase across holders and leases; a holder whose lease was revoked or expired is refused by
  * PostgreSQL once the next holder wrote.
  */
@@ -49,7 +50,7 @@ class EtcdFencedLockTest {
   private static final Duration SHORT = Duration.ofMillis(300);
   private static final AtomicInteger NAMES = new AtomicInteger();
 
-  private static EtcdProcess etcd;
+  private static EtcdServer etcd;
   private static HikariDataSource pool;
   private static FencedDataSource fenced;
 
@@ -58,7 +59,7 @@ class EtcdFencedLockTest {
 
   @BeforeAll
   static void start() throws Exception {
-    etcd = EtcdProcess.start();
+    etcd = EtcdServer.start();
     FencingMigrations.builder(db.migrationDataSource())
         .ownerRole(db.ownerRole())
         .applicationRole(db.appRole())

@@ -64,6 +64,12 @@ final class FencedChild implements InvocationHandler {
             : FencedStatement.wrap(connection, rawStatement, Statement.class, null);
       case "getConnection":
         return connection.proxy();
+      case "updateRow":
+      case "insertRow":
+      case "deleteRow":
+        // an updatable result set writes through the driver's own statement: fence it as a write
+        return connection.execute(
+            FencedConnection.WRITE, () -> Delegation.invoke(raw, method, args));
       case "unwrap":
         Class<?> iface = (Class<?>) args[0];
         return iface.isInstance(self) ? self : Delegation.invoke(raw, method, args);

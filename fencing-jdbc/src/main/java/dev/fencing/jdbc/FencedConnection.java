@@ -7,13 +7,19 @@ import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /**
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
@@ -21,6 +27,10 @@ import org.postgresql.PGConnection;
  * writing thread.
  */
 final class FencedConnection implements InvocationHandler {
+  /** An execution known to write, whatever its text. */
+  static final SqlClassifier.Classification WRITE =
+      new SqlClassifier.Classification(true, false, false);
+
   /** A JDBC call to make once the fence has had its say. */
   @FunctionalInterface
   interface JdbcCall {
@@ -34,7 +44,10 @@ final class FencedConnection implements InvocationHandler {
   // Tokens checked in the current transaction; cleared whenever the transaction (or the savepoint
   // that may hold the check) could have ended.
   private final Set<FencingToken> checked = new HashSet<>();
+  // Tokens bound at any execution of the current transaction: its commit checks them.
+  private final Map<FencingToken, FencingContext.Binding> written = new LinkedHashMap<>();
   private @Nullable PGConnection pgProxy;
+  private @Nullable BaseConnection base;
 
   private FencedConnection(Connection raw, TokenChecker checker, boolean requireToken) {
     this.raw = raw;
@@ -75,11 +88,22 @@ final class FencedConnection implements InvocationHandler {
       case "rollback":
       case "setAutoCommit":
       case "close":
-        Object result;
+        Object result = null;
         try {
-          result = Delegation.invoke(raw, method, args);
+          if (method.getName().equals("commit")
+              || method.getName().equals("setAutoCommit") && isTrue(args) && !raw.getAutoCommit()) {
+            // switching autocommit on commits the open transaction: with the check, like commit()
+            commit();
+          }
+          if (!method.getName().equals("commit")) {
+            result = Delegation.invoke(raw, method, args);
+          }
         } finally {
           checked.clear();
+          if (args == null || args.length == 0 || !(args[0] instanceof Savepoint)) {
+            written.clear();
+            TableGuards.forgetAnnouncements();
+          }
         }
         if (!method.getName().equals("setAutoCommit")
             && !method.getName().equals("close")
@@ -96,6 +120,10 @@ final class FencedConnection implements InvocationHandler {
         Object common = Delegation.common(self, raw, method, args);
         return common != Delegation.NOT_COMMON ? common : Delegation.invoke(raw, method, args);
     }
+  }
+
+  private static boolean isTrue(Object @Nullable [] args) {
+    return args != null && args.length == 1 && Boolean.TRUE.equals(args[0]);
   }
 
   private Object unwrap(Class<?> iface) throws SQLException {
@@ -119,49 +147,84 @@ final class FencedConnection implements InvocationHandler {
     return raw;
   }
 
+  /** The tokens this connection checks: those bound for its database's resources. */
+  FencingContext bound() {
+    return checker.bound();
+  }
+
   /**
-   * Runs {@code call}, the execution of {@code sql}, fenced if it may write: in a transaction whose
-   * bound tokens were checked (a transaction of its own in autocommit mode).
+   * Runs {@code call}, the execution of {@code sql}, fenced if tokens are bound (see {@link
+   * #execute(SqlClassifier.Classification, JdbcCall)}).
    */
   @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
-    SqlClassifier.Classification kind = SqlClassifier.classify(sql);
-    FencingContext context = Fencing.current();
-    if (!kind.mayWrite() || (context.isEmpty() && !requireToken)) {
-      return run(call, kind);
+    List<TableGuards.Guard> guards = TableGuards.targets(sql);
+    return execute(
+        SqlClassifier.classify(sql),
+        guards,
+        !guards.isEmpty() && !TableGuards.announced(guards),
+        call);
+  }
+
+  /** Runs {@code call}, an execution classified as {@code kind} that writes no declared table. */
+  @Nullable Object execute(SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
+    return execute(kind, List.of(), false, call);
+  }
+
+  /**
+   * Runs {@code call}, an execution classified as {@code kind}. With tokens bound it runs in a
+   * transaction whose commit checks them if it wrote anything ({@link #commit()}): in autocommit
+   * mode the wrapper makes each execution such a transaction of its own. A recognised write is also
+   * checked before it runs, so the handover is fenced at the first write and protected tables see
+   * the check; a write the text hides is caught at the commit.
+   */
+  @Nullable Object execute(
+      SqlClassifier.Classification kind,
+      List<TableGuards.Guard> guards,
+      boolean unannounced,
+      JdbcCall call)
+      throws Throwable {
+    FencingContext context = checker.bound();
+    if (!guards.isEmpty() && kind.mayWrite()) {
+      // a table of a fenced entity (FencedTables): its own resource's token, whatever else is bound
+      FencingRefusedException refusal = TableGuards.refusal(raw, guards, context, unannounced);
+      if (refusal != null) {
+        throw checker.refuse(raw, refusal, false);
+      }
     }
-    if (kind.writesAfterBoundary()) {
-      // The check would cover only the transaction the string starts in.
+    if (context.isEmpty()) {
+      if (!kind.mayWrite() || !requireToken) {
+        return run(call, kind);
+      }
+      ensureChecked(context); // refuses: a write needs a token
+    }
+    if (kind.writesAfterBoundary() || kind.runsAfterEnd()) {
+      // The commit check would cover only the transaction the string starts in.
       throw new SQLException(
-          "a fenced write cannot follow COMMIT, ROLLBACK or ROLLBACK TO SAVEPOINT in the same SQL"
-              + " string; send the statements separately: "
-              + sql,
+          "with a fencing token bound, nothing may follow COMMIT, ROLLBACK or another end of the"
+              + " transaction in the same SQL string, nor a write follow ROLLBACK TO SAVEPOINT;"
+              + " send the statements separately, and end transactions with Connection.commit()",
           "0A000");
     }
-    return fenced(context, call, kind);
-  }
-
-  /** Runs a write that is known to need the fence (for example a COPY FROM). */
-  @Nullable Object executeWrite(JdbcCall call) throws Throwable {
-    return fenced(Fencing.current(), call, new SqlClassifier.Classification(true, false, false));
-  }
-
-  private @Nullable Object fenced(
-      FencingContext context, JdbcCall call, SqlClassifier.Classification kind) throws Throwable {
+    if (transactionState() == TransactionState.IDLE) {
+      // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
+      endTransaction();
+    }
+    remember(context);
     if (!raw.getAutoCommit()) {
-      ensureChecked(context);
+      beforeRun(context, kind);
       return run(call, kind);
     }
-    // Autocommit: make the check and the write one transaction, never half-applied.
+    // Autocommit: make the execution and its check one transaction, never half-applied.
     raw.setAutoCommit(false);
     Object result;
     try {
-      ensureChecked(context);
+      beforeRun(context, kind);
       result = run(call, kind);
-      raw.commit();
+      commitChecked();
     } catch (Throwable primary) {
       // The refusal (or the write's own error) is what the caller must see, even when the
       // connection broke too and cannot roll back.
-      checked.clear();
+      endTransaction();
       try {
         raw.rollback();
       } catch (SQLException e) {
@@ -174,10 +237,100 @@ final class FencedConnection implements InvocationHandler {
       }
       throw primary;
     }
-    checked.clear();
+    endTransaction();
     raw.setAutoCommit(true);
     checker.recordPending(raw);
     return result;
+  }
+
+  private void beforeRun(FencingContext context, SqlClassifier.Classification kind)
+      throws SQLException {
+    if (kind.mayWrite()) {
+      ensureChecked(context);
+    } else if (kind.endsTransaction()) {
+      // COMMIT in SQL text: whatever the transaction wrote is checked before it commits
+      List<FencingContext.Binding> unchecked = unchecked(written.values());
+      if (!unchecked.isEmpty() && checker.checkIfWritten(raw, unchecked)) {
+        unchecked.forEach(b -> checked.add(b.token()));
+      }
+    }
+  }
+
+  /** Adds the tokens bound now to those the open transaction's commit checks. */
+  private void remember(FencingContext context) {
+    for (FencingContext.Binding b : context.bindings()) {
+      written.putIfAbsent(b.token(), b);
+    }
+  }
+
+  /**
+   * {@code Connection.commit()}: with tokens bound in the transaction and not yet checked in it,
+   * "check if it wrote, then COMMIT" in one round trip; else a plain commit.
+   */
+  private void commit() throws SQLException {
+    try {
+      commitChecked();
+    } finally {
+      endTransaction();
+    }
+  }
+
+  private void commitChecked() throws SQLException {
+    remember(checker.bound());
+    List<FencingContext.Binding> unchecked = unchecked(written.values());
+    if (unchecked.isEmpty() || raw.getAutoCommit() || !transactionOpen()) {
+      raw.commit(); // nothing to check, or the driver's own answer (no transaction, a failed one)
+      return;
+    }
+    try {
+      checker.checkAndCommit(raw, unchecked);
+    } catch (SQLException e) {
+      rollbackAfterFailedCommit(e);
+      throw e instanceof FencingRefusedException ? e : refused(e);
+    } catch (RuntimeException e) {
+      rollbackAfterFailedCommit(e);
+      throw e;
+    }
+  }
+
+  /** A failed commit ends the transaction, as the driver's own commit does. */
+  private void rollbackAfterFailedCommit(Exception e) {
+    try {
+      if (transactionState() != TransactionState.IDLE) {
+        raw.rollback();
+      }
+    } catch (SQLException again) {
+      e.addSuppressed(again);
+    }
+  }
+
+  /** Whether a transaction is open and not failed (the driver's own state, not the SQL's). */
+  private boolean transactionOpen() throws SQLException {
+    return transactionState() == TransactionState.OPEN;
+  }
+
+  private TransactionState transactionState() throws SQLException {
+    BaseConnection driver = base;
+    if (driver == null) {
+      driver = raw.unwrap(BaseConnection.class);
+      base = driver;
+    }
+    return driver.getTransactionState();
+  }
+
+  private void endTransaction() {
+    checked.clear();
+    written.clear();
+  }
+
+  private List<FencingContext.Binding> unchecked(Collection<FencingContext.Binding> bindings) {
+    List<FencingContext.Binding> unchecked = new ArrayList<>(bindings.size());
+    for (FencingContext.Binding b : bindings) {
+      if (!checked.contains(b.token())) {
+        unchecked.add(b);
+      }
+    }
+    return unchecked;
   }
 
   private void ensureChecked(FencingContext context) throws SQLException {
@@ -228,7 +381,9 @@ final class FencedConnection implements InvocationHandler {
       checked.clear();
       throw refused(e);
     } finally {
-      if (kind.endsTransaction() || kind.rollsBackToSavepoint()) {
+      if (kind.endsTransaction()) {
+        endTransaction();
+      } else if (kind.rollsBackToSavepoint()) {
         checked.clear();
       }
     }

@@ -2,7 +2,9 @@ package dev.fencing.jdbc;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.Reader;
+import java.io.Writer;
 import java.lang.reflect.Proxy;
 import java.sql.SQLException;
 import org.jspecify.annotations.Nullable;
@@ -10,6 +12,7 @@ import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyDual;
 import org.postgresql.copy.CopyIn;
 import org.postgresql.copy.CopyManager;
+import org.postgresql.copy.CopyOut;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.util.ByteStreamWriter;
 
@@ -34,9 +37,16 @@ final class FencedCopyManager extends CopyManager {
             FencedCopyManager.class.getClassLoader(),
             new Class<?>[] {PGConnection.class},
             (self, method, args) -> {
-              if (method.getName().equals("getCopyAPI")) {
-                return new FencedCopyManager(
-                    connection, connection.raw().unwrap(BaseConnection.class));
+              switch (method.getName()) {
+                case "getCopyAPI":
+                  return new FencedCopyManager(
+                      connection, connection.raw().unwrap(BaseConnection.class));
+                case "getFastpathAPI":
+                case "getLargeObjectAPI":
+                  requireTransaction(connection, method.getName() + "()");
+                  break;
+                default:
+                  break;
               }
               return Delegation.invoke(raw, method, args);
             });
@@ -101,15 +111,47 @@ final class FencedCopyManager extends CopyManager {
     return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
   }
 
+  @Override
+  public CopyOut copyOut(String sql) throws SQLException {
+    requireTransactionForStreaming(sql);
+    return refusing(
+        CopyOut.class, (CopyOut) sqlOnly(() -> connection.execute(sql, () -> super.copyOut(sql))));
+  }
+
+  @Override
+  public long copyOut(String sql, Writer to) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyOut(sql, to)));
+  }
+
+  @Override
+  public long copyOut(String sql, OutputStream to) throws SQLException, IOException {
+    return (Long) io(() -> connection.execute(sql, () -> super.copyOut(sql, to)));
+  }
+
   private void requireTransactionForStreaming(String sql) throws SQLException {
-    if (connection.raw().getAutoCommit()
-        && SqlClassifier.mayWrite(sql)
-        && !Fencing.current().isEmpty()) {
+    if (connection.raw().getAutoCommit() && !connection.bound().isEmpty()) {
       throw new SQLException(
           "a streaming COPY cannot be fenced in autocommit mode (its check and its rows would be"
               + " separate transactions): call setAutoCommit(false) first, or use copyIn(sql,"
-              + " Reader/InputStream), which runs as one transaction: "
+              + " Reader/InputStream) or copyOut(sql, Writer/OutputStream), which run as one"
+              + " transaction: "
               + sql,
+          "25000");
+    }
+  }
+
+  /**
+   * The fastpath and large object APIs call functions that may write, one autocommitted call at a
+   * time: with tokens bound they are handed out only in a transaction, whose commit checks them.
+   */
+  private static void requireTransaction(FencedConnection connection, String api)
+      throws SQLException {
+    if (connection.raw().getAutoCommit() && !connection.bound().isEmpty()) {
+      throw new SQLException(
+          "with a fencing token bound, "
+              + api
+              + " is available only in a transaction: call setAutoCommit(false) first, so that"
+              + " the commit checks what its calls wrote",
           "25000");
     }
   }

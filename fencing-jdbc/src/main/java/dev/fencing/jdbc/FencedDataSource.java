@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Predicate;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -31,6 +32,13 @@ import org.jspecify.annotations.Nullable;
  * {@code COPY ... FROM} through {@code unwrap(PGConnection.class).getCopyAPI()}. A write in
  * autocommit mode is made one transaction with its check. Other driver exceptions pass through
  * unchanged.
+ *
+ * <p><b>Several databases.</b> By default a fenced data source checks every token bound on the
+ * thread, so a token whose resource lives in another database is refused there as never issued.
+ * When one thread binds tokens of resources living in different databases (a job writing shard A
+ * and shard B), tell each data source which resources live in its database with {@link
+ * Builder#resources}: it then checks, carries and requires only those, and ignores the others —
+ * another database's token never makes it refuse a write, and never passes for one of its own.
  */
 public final class FencedDataSource implements DataSource {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
@@ -46,7 +54,10 @@ public final class FencedDataSource implements DataSource {
     this.requireToken = builder.requireToken;
     this.checker =
         new TokenChecker(
-            builder.schema, builder.recordRejections, FencingMetrics.create(builder.meterRegistry));
+            builder.schema,
+            builder.resources,
+            builder.recordRejections,
+            FencingMetrics.create(builder.meterRegistry));
   }
 
   /** Fences {@code target} with the defaults. */
@@ -114,9 +125,18 @@ public final class FencedDataSource implements DataSource {
    *
    * @throws FencingRefusedException if the token is refused (a newer one was already seen: this
    *     client no longer holds the lock), after recording the refusal
+   * @throws IllegalArgumentException if the token's resource does not live in this data source's
+   *     database ({@link Builder#resources}); nothing is sent
    */
   public void fence(FencingToken token) throws SQLException {
     Objects.requireNonNull(token, "token");
+    if (!checker.places(token.resource())) {
+      throw new IllegalArgumentException(
+          "resource "
+              + token.resource()
+              + " does not live in this data source's database (FencedDataSource.Builder"
+              + ".resources): fence it through the data source of its own database");
+    }
     try (Connection c = target.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       if (autoCommit) {
@@ -187,6 +207,7 @@ public final class FencedDataSource implements DataSource {
     private boolean requireToken;
     private boolean recordRejections = true;
     private @Nullable Object meterRegistry;
+    private Predicate<String> resources = resource -> true;
 
     private Builder(DataSource target) {
       this.target = Objects.requireNonNull(target, "target");
@@ -228,6 +249,23 @@ public final class FencedDataSource implements DataSource {
      */
     public Builder meterRegistry(Object meterRegistry) {
       this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+      return this;
+    }
+
+    /**
+     * Which resources live in this data source's database (default: all of them). Tokens bound for
+     * other resources are not checked, carried or required by this data source's connections: with
+     * several databases, give each data source the resources of its own, e.g. {@code resources(name
+     * -> name.startsWith("shard-a/"))} or {@code resources(Set.of("a", "b")::contains)}. The
+     * predicate is called on the writing thread for each bound token, before the first write of
+     * each transaction; it must be fast, side-effect free and must not throw.
+     *
+     * <p>A resource the predicate accepts is checked here: if it does not exist in this database,
+     * the write is refused (never issued). A resource it rejects is never checked here, even if it
+     * exists in this database: place each resource in exactly one database.
+     */
+    public Builder resources(Predicate<String> resources) {
+      this.resources = Objects.requireNonNull(resources, "resources");
       return this;
     }
 

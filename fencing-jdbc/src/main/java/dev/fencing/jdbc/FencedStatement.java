@@ -15,14 +15,19 @@ import org.jspecify.annotations.Nullable;
 final class FencedStatement implements InvocationHandler {
   private final FencedConnection connection;
   private final Statement raw;
+  // A prepared statement's SQL is classified once, not per execution.
+  private final SqlClassifier.@Nullable Classification prepared;
   private final @Nullable String preparedSql;
   private final List<String> batch = new ArrayList<>();
+  // A row of the prepared batch that no entity write announced (a bulk write of a per-row table).
+  private boolean batchUnannounced;
 
   private FencedStatement(
       FencedConnection connection, Statement raw, @Nullable String preparedSql) {
     this.connection = connection;
     this.raw = raw;
     this.preparedSql = preparedSql;
+    this.prepared = preparedSql == null ? null : SqlClassifier.classify(preparedSql);
   }
 
   static Object wrap(
@@ -43,12 +48,22 @@ final class FencedStatement implements InvocationHandler {
     if (name.startsWith("execute")) {
       boolean isBatch = name.endsWith("Batch");
       String sql = sqlOf(args, isBatch);
+      List<TableGuards.Guard> guards = TableGuards.targets(sql);
+      boolean unannounced =
+          !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       try {
         return FencedChild.fence(
-            connection, connection.execute(sql, () -> Delegation.invoke(raw, method, args)), self);
+            connection,
+            connection.execute(
+                kindOf(args, isBatch),
+                guards,
+                unannounced,
+                () -> Delegation.invoke(raw, method, args)),
+            self);
       } finally {
         if (isBatch) {
           batch.clear();
+          batchUnannounced = false;
         }
       }
     }
@@ -56,10 +71,14 @@ final class FencedStatement implements InvocationHandler {
       case "addBatch":
         if (args != null && args.length == 1 && args[0] instanceof String sql) {
           batch.add(sql);
+        } else if (preparedSql != null) {
+          List<TableGuards.Guard> guards = TableGuards.targets(preparedSql);
+          batchUnannounced |= !guards.isEmpty() && !TableGuards.announced(guards);
         }
         return Delegation.invoke(raw, method, args);
       case "clearBatch":
         batch.clear();
+        batchUnannounced = false;
         return Delegation.invoke(raw, method, args);
       case "getConnection":
         return connection.proxy();
@@ -81,7 +100,17 @@ final class FencedStatement implements InvocationHandler {
     if (isBatch && preparedSql == null) {
       return String.join(";\n", batch);
     }
+    return preparedSql != null ? preparedSql : "";
+  }
+
+  private SqlClassifier.Classification kindOf(Object @Nullable [] args, boolean isBatch) {
+    if (args != null && args.length > 0 && args[0] instanceof String sql) {
+      return SqlClassifier.classify(sql);
+    }
+    if (isBatch && prepared == null) {
+      return SqlClassifier.classify(String.join(";\n", batch));
+    }
     // A prepared statement whose SQL we somehow lack is treated as a write.
-    return preparedSql != null ? preparedSql : "UNKNOWN";
+    return prepared != null ? prepared : FencedConnection.WRITE;
   }
 }

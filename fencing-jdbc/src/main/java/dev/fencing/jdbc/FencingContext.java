@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -64,6 +65,21 @@ public final class FencingContext {
       }
     }
     return merged.size() == bindings.size() ? this : new FencingContext(List.copyOf(merged));
+  }
+
+  /**
+   * The bindings of the resources {@code placed} accepts (this context if it accepts them all):
+   * what a {@link FencedDataSource} of one database checks when tokens of several databases are
+   * bound on the thread.
+   */
+  FencingContext only(Predicate<String> placed) {
+    List<Binding> kept = new ArrayList<>(bindings.size());
+    for (Binding b : bindings) {
+      if (placed.test(b.token().resource())) {
+        kept.add(b);
+      }
+    }
+    return kept.size() == bindings.size() ? this : new FencingContext(List.copyOf(kept));
   }
 
   private static @Nullable Binding find(List<Binding> bindings, String resource) {

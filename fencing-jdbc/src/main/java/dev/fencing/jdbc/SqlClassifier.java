@@ -63,15 +63,20 @@ final class SqlClassifier {
    *     ROLLBACK PREPARED}
    * @param rollsBackToSavepoint some statement is {@code ROLLBACK [WORK | TRANSACTION] TO
    *     [SAVEPOINT] name}, which undoes what ran after the savepoint
+   * @param writesAfterBoundary a statement that may write follows one that ends the transaction or
+   *     rolls back to a savepoint
+   * @param runsAfterEnd any statement follows one that ends the transaction: it runs outside the
+   *     transaction whose commit the fence checks
    */
   record Classification(
       boolean mayWrite,
       boolean endsTransaction,
       boolean rollsBackToSavepoint,
-      boolean writesAfterBoundary) {
-    /** A classification of one string with no write after a transaction boundary. */
+      boolean writesAfterBoundary,
+      boolean runsAfterEnd) {
+    /** A classification of one string with no statement after a transaction boundary. */
     Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
-      this(mayWrite, endsTransaction, rollsBackToSavepoint, false);
+      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false);
     }
   }
 
@@ -349,9 +354,11 @@ final class SqlClassifier {
   // A statement that may write follows, in the same string, one that ends the transaction or
   // rolls back to a savepoint: a check made before the string would not cover it.
   private static final int WRITES_AFTER_BOUNDARY = 8;
+  // Any statement follows, in the same string, one that ends the transaction.
+  private static final int RUNS_AFTER_END = 16;
 
-  /** The sixteen possible results, shared rather than allocated per call. */
-  private static final Classification[] RESULTS = new Classification[16];
+  /** The possible results, shared rather than allocated per call. */
+  private static final Classification[] RESULTS = new Classification[32];
 
   static {
     for (int bits = 0; bits < RESULTS.length; bits++) {
@@ -360,7 +367,8 @@ final class SqlClassifier {
               (bits & MAY_WRITE) != 0,
               (bits & ENDS_TRANSACTION) != 0,
               (bits & ROLLS_BACK_TO_SAVEPOINT) != 0,
-              (bits & WRITES_AFTER_BOUNDARY) != 0);
+              (bits & WRITES_AFTER_BOUNDARY) != 0,
+              (bits & RUNS_AFTER_END) != 0);
     }
   }
 
@@ -441,6 +449,9 @@ final class SqlClassifier {
             if ((statement & MAY_WRITE) != 0
                 && (bits & (ENDS_TRANSACTION | ROLLS_BACK_TO_SAVEPOINT)) != 0) {
               statement |= WRITES_AFTER_BOUNDARY;
+            }
+            if ((bits & ENDS_TRANSACTION) != 0) {
+              statement |= RUNS_AFTER_END;
             }
             bits |= statement;
           }

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
@@ -39,18 +40,39 @@ final class TokenChecker {
    */
   private record Pending(String resource, @Nullable Long token, String refusal) {}
 
+  private final Predicate<String> placed;
   private final String checkSql;
+  private final String checkIfWrittenSql;
+  private final String checkAndCommitSql;
   private final String recordSql;
   private final boolean recordRejections;
   private final FencingMetrics metrics;
   private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by itself
   private volatile boolean hasPending;
 
-  TokenChecker(String schema, boolean recordRejections, FencingMetrics metrics) {
+  TokenChecker(
+      String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
+    this.placed = placed;
     this.checkSql = "SELECT " + schema + ".check_tokens(?, ?)";
+    this.checkIfWrittenSql = "SELECT " + schema + ".check_tokens_if_written(?, ?)";
+    // one round trip: pgjdbc sends both statements before a single Sync
+    this.checkAndCommitSql = checkIfWrittenSql + "; COMMIT";
     this.recordSql = "SELECT " + schema + ".record_rejection(?)";
     this.recordRejections = recordRejections;
     this.metrics = metrics;
+  }
+
+  /**
+   * The tokens bound on the calling thread for resources that live in this data source's database
+   * ({@link FencedDataSource.Builder#resources}): the only ones its connections check and carry.
+   */
+  FencingContext bound() {
+    return Fencing.current().only(placed);
+  }
+
+  /** Whether {@code resource} lives in this data source's database. */
+  boolean places(String resource) {
+    return placed.test(resource);
   }
 
   /**
@@ -60,6 +82,32 @@ final class TokenChecker {
    * @throws FencingRefusedException after rolling the transaction back
    */
   void check(Connection connection, List<FencingContext.Binding> bindings) throws SQLException {
+    run(connection, bindings, checkSql);
+  }
+
+  /**
+   * Checks {@code bindings} if the open transaction of {@code connection} wrote anything (it has a
+   * transaction id, however the write was hidden), then commits it: both in one round trip. A
+   * transaction that wrote nothing is committed unchecked; one whose check fails is rolled back.
+   *
+   * @throws FencingRefusedException after rolling the transaction back
+   */
+  void checkAndCommit(Connection connection, List<FencingContext.Binding> bindings)
+      throws SQLException {
+    run(connection, bindings, checkAndCommitSql);
+  }
+
+  /**
+   * Checks {@code bindings} if the open transaction of {@code connection} wrote anything; checks
+   * nothing (and takes no lock) if it did not. Returns whether it checked.
+   */
+  boolean checkIfWritten(Connection connection, List<FencingContext.Binding> bindings)
+      throws SQLException {
+    return run(connection, bindings, checkIfWrittenSql);
+  }
+
+  private boolean run(Connection connection, List<FencingContext.Binding> bindings, String sql)
+      throws SQLException {
     for (FencingContext.Binding b : bindings) {
       Lease lease = b.lease();
       if (lease != null && lease.isLost()) {
@@ -82,15 +130,19 @@ final class TokenChecker {
       tokens[i] = bindings.get(i).token().value();
     }
     long start = System.nanoTime();
-    int advanced;
-    try (PreparedStatement ps = connection.prepareStatement(checkSql)) {
+    Object advanced;
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
       Array resourceArray = connection.createArrayOf("text", resources);
       Array tokenArray = connection.createArrayOf("bigint", tokens);
       ps.setArray(1, resourceArray);
       ps.setArray(2, tokenArray);
-      try (ResultSet rs = ps.executeQuery()) {
+      ps.execute(); // the check's row; then, for checkAndCommit, the COMMIT's count
+      try (ResultSet rs = ps.getResultSet()) {
         rs.next();
-        advanced = rs.getInt(1);
+        advanced = rs.getObject(1);
+      }
+      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+        // drain the COMMIT's result
       }
     } catch (SQLException e) {
       FencingRefusedException refusal =
@@ -103,7 +155,11 @@ final class TokenChecker {
       }
       throw refuse(connection, refusal, true);
     }
-    metrics.checked(resources.length, advanced, System.nanoTime() - start);
+    if (advanced instanceof Number n) {
+      metrics.checked(resources.length, n.intValue(), System.nanoTime() - start);
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -18,6 +18,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -187,17 +189,31 @@ class FencedThreadsTest {
       insert(c, base);
       assertThat(present(plain, base)).isTrue();
 
-      // from outside: the lease expires early and another client takes the resource
-      exec(
-          plain,
-          "UPDATE fencing.lease SET expires_at = now() - interval '1 second'"
-              + " WHERE resource_id = (SELECT id FROM fencing.resource WHERE name = ?)",
-          resource);
-      Lease taker =
-          client(LeaseClient.builder(plain).holder("taker"))
-              .tryAcquire(resource, LONG_TTL)
-              .orElseThrow();
-      assertThat(taker.token().value()).isGreaterThan(lease.token().value());
+      // from outside: the lease expires early and another client takes the resource, in one
+      // transaction, so the keeper's renewal (every 600 ms) can only see the new holder, never
+      // the expired lease without one (that would be a LeaseLostException, not this test's case)
+      long takerToken;
+      try (Connection t = plain.getConnection()) {
+        t.setAutoCommit(false);
+        try (PreparedStatement expire =
+                t.prepareStatement(
+                    "UPDATE fencing.lease SET expires_at = now() - interval '1 second'"
+                        + " WHERE resource_id = (SELECT id FROM fencing.resource WHERE name = ?)");
+            PreparedStatement take =
+                t.prepareStatement(
+                    "SELECT acquired, token FROM fencing.try_acquire(?, 'taker', interval '1 hour')")) {
+          expire.setString(1, resource);
+          assertThat(expire.executeUpdate()).isEqualTo(1);
+          take.setString(1, resource);
+          try (ResultSet rs = take.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getBoolean("acquired")).isTrue();
+            takerToken = rs.getLong("token");
+          }
+        }
+        t.commit();
+      }
+      assertThat(takerToken).isGreaterThan(lease.token().value());
 
       await().atMost(PATIENCE).until(lease::isLost);
       awaitLatch(told);

@@ -360,4 +360,30 @@ class SqlClassifierTest {
   void noWriteAfterATransactionBoundaryIsNotFlagged(String sql) {
     assertThat(SqlClassifier.classify(sql).writesAfterBoundary()).as(sql).isFalse();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "commit; select 1",
+        "end; select * from v",
+        "insert into t values (1); commit; select 1",
+        "rollback; rollback",
+        "prepare transaction 'x'; select 1"
+      })
+  void anyStatementAfterTheEndOfTheTransactionIsFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).runsAfterEnd()).as(sql).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "insert into t values (1); commit",
+        "commit",
+        "rollback to s; select 1",
+        "select 1; commit;",
+        "/* commit */ select 'commit'; select 1"
+      })
+  void nothingAfterTheEndOfTheTransactionIsNotFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).runsAfterEnd()).as(sql).isFalse();
+  }
 }

@@ -1,9 +1,11 @@
 package dev.fencing.jpa;
 
+import dev.fencing.jdbc.FencedTables;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingConnection;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.hibernate.collection.spi.PersistentCollection;
@@ -42,9 +44,11 @@ final class FencingEventListener
         PreCollectionRemoveEventListener {
 
   private final Map<String, FencedEntity> fenced;
+  private final Map<String, List<String>> rowTables;
 
-  FencingEventListener(Map<String, FencedEntity> fenced) {
+  FencingEventListener(Map<String, FencedEntity> fenced, Map<String, List<String>> rowTables) {
     this.fenced = fenced;
+    this.rowTables = rowTables;
   }
 
   @Override
@@ -100,6 +104,10 @@ final class FencingEventListener
     requireFencedConnection(session, entity);
     String resource = resource(entity, persister, event.getEntity(), event.getId(), state);
     requireToken(session, entity, resource, operation);
+    // the statement right after this event writes one row, whose token was just required
+    rowTables
+        .getOrDefault(persister.getEntityName(), List.of())
+        .forEach(FencedTables::announceRowWrite);
     if (oldState != null && entity.attribute() != null) {
       // The row moves from one resource to another: it must be fenced for both.
       String old = resource(entity, persister, event.getEntity(), event.getId(), oldState);

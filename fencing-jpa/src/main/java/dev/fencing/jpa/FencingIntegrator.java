@@ -1,5 +1,6 @@
 package dev.fencing.jpa;
 
+import dev.fencing.jdbc.FencedTables;
 import jakarta.persistence.EntityListeners;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ import org.hibernate.integrator.spi.Integrator;
 import org.hibernate.mapping.BasicValue;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
+import org.hibernate.mapping.Table;
 
 /**
  * Plugs fencing into every Hibernate {@code SessionFactory}: Hibernate finds it through {@code
@@ -56,7 +58,8 @@ public final class FencingIntegrator implements Integrator {
     if (fenced.isEmpty()) {
       return;
     }
-    FencingEventListener listener = new FencingEventListener(fenced);
+    Map<String, List<String>> rowTables = declareTables(metadata, fenced);
+    FencingEventListener listener = new FencingEventListener(fenced, rowTables);
     EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
     // Registered twice (service loading plus an explicit registration): keep one.
     registry.addDuplicationStrategy(
@@ -79,6 +82,36 @@ public final class FencingIntegrator implements Integrator {
     registry.appendListeners(EventType.PRE_COLLECTION_RECREATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_UPDATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_REMOVE, listener);
+  }
+
+  /**
+   * Declares the tables of every fenced entity to fencing-jdbc ({@link FencedTables}), so that a
+   * bulk or native write of them needs the entity's own token; returns the tables of the entities
+   * whose rows name their own resources, by entity name, for their writes to be announced.
+   */
+  private static Map<String, List<String>> declareTables(
+      Metadata metadata, Map<String, FencedEntity> fenced) {
+    Map<String, List<String>> rowTables = new HashMap<>();
+    for (PersistentClass entity : metadata.getEntityBindings()) {
+      FencedEntity fencing = fenced.get(entity.getEntityName());
+      if (fencing == null) {
+        continue;
+      }
+      List<String> tables = new ArrayList<>();
+      for (Table table : entity.getTableClosure()) {
+        String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
+        tables.add(name);
+        if (fencing.attribute() == null) {
+          FencedTables.requireToken(name, fencing.fixedResource());
+        } else {
+          FencedTables.requireRowResources(name);
+        }
+      }
+      if (fencing.attribute() != null) {
+        rowTables.put(entity.getEntityName(), List.copyOf(tables));
+      }
+    }
+    return Map.copyOf(rowTables);
   }
 
   /** The fenced entities by entity name, validated. */

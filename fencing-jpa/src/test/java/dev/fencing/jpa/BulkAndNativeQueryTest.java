@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.MissingFencingTokenException;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.testing.TestDatabaseExtension;
 import jakarta.persistence.EntityManager;
@@ -16,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Bulk JPQL and native mutations fire no entity events: with a token bound, the FencedDataSource
- * fences them like any write; with none bound they are refused only on a protected table (see
- * ProtectedTableJpaTest).
+ * Bulk JPQL and native mutations fire no entity events: the FencedDataSource fences them like any
+ * write, and, knowing the tables of {@code @Fenced} entities from fencing-jpa, requires a token for
+ * the entity's own resource (see also ProtectedTableJpaTest).
  */
 @SuppressWarnings("try") // fencing scopes are opened for their effect on the thread
 class BulkAndNativeQueryTest {
@@ -128,13 +129,63 @@ class BulkAndNativeQueryTest {
   }
 
   /**
-   * The documented gap on an unprotected table: no entity event, no token bound, nothing to
-   * compare.
+   * Issue 13 closed the former gap: a bulk write of a {@code @Fenced("ledger")} entity needs a
+   * token for "ledger" itself, on an unprotected table too; with none bound it is refused before it
+   * runs.
    */
   @Test
-  void withNoTokenBoundABulkUpdateIsNotRefusedUntilProtectedTables() {
-    jpa.sessionFactory.inTransaction(
-        s -> s.createMutationQuery("update LedgerEntry set amount = 0").executeUpdate());
+  void withNoTokenBoundABulkUpdateIsRefused() {
+    MissingFencingTokenException refusal =
+        refusal(
+            MissingFencingTokenException.class,
+            () ->
+                jpa.sessionFactory.inTransaction(
+                    s ->
+                        s.createMutationQuery("update LedgerEntry set amount = 0")
+                            .executeUpdate()));
+    assertThat(refusal.resource()).isEqualTo("ledger");
+
+    assertThat(sum()).isEqualTo(3);
+  }
+
+  @Test
+  void withAnotherResourcesTokenBoundABulkUpdateIsRefused() {
+    try (FencingScope scope = Fencing.bind(jpa.current("not-the-ledger"))) {
+      MissingFencingTokenException refusal =
+          refusal(
+              MissingFencingTokenException.class,
+              () ->
+                  jpa.sessionFactory.inTransaction(
+                      s ->
+                          s.createMutationQuery("update LedgerEntry set amount = 0")
+                              .executeUpdate()));
+      assertThat(refusal.resource()).isEqualTo("ledger");
+    }
+
+    assertThat(sum()).isEqualTo(3);
+  }
+
+  @Test
+  void withAnotherResourcesTokenBoundANativeDeleteIsRefused() {
+    try (FencingScope scope = Fencing.bind(jpa.current("not-the-ledger"))) {
+      refusal(
+          MissingFencingTokenException.class,
+          () ->
+              jpa.sessionFactory.inTransaction(
+                  s ->
+                      s.createNativeMutationQuery("DELETE FROM public.LEDGER_ENTRY")
+                          .executeUpdate()));
+    }
+
+    assertThat(sum()).isEqualTo(3);
+  }
+
+  @Test
+  void withBothTokensBoundABulkUpdateIsWritten() {
+    try (FencingScope scope = Fencing.bind(jpa.current("not-the-ledger"), jpa.current("ledger"))) {
+      jpa.sessionFactory.inTransaction(
+          s -> s.createMutationQuery("update LedgerEntry set amount = 0").executeUpdate());
+    }
 
     assertThat(sum()).isZero();
   }

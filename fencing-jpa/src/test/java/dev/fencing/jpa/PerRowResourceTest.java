@@ -41,6 +41,28 @@ class PerRowResourceTest {
   }
 
   @Test
+  void aBulkUpdateOfAnUnprotectedPerRowTableIsRefusedWhateverIsBound() {
+    jpa.seed("account:1", new Account(1, 100));
+    try (FencingScope scope = Fencing.bind(jpa.current("account:1"))) {
+      refusal(
+          MissingFencingTokenException.class,
+          () ->
+              jpa.sessionFactory.inTransaction(
+                  s -> s.createMutationQuery("update Account set balance = 0").executeUpdate()));
+      refusal(
+          MissingFencingTokenException.class,
+          () ->
+              jpa.sessionFactory.inTransaction(
+                  s -> s.createNativeMutationQuery("delete from account").executeUpdate()));
+      // the entity's own writes, announced by its events, still pass
+      jpa.sessionFactory.inTransaction(
+          s -> s.createSelectionQuery("from Account", Account.class).getSingleResult().balance = 7);
+    }
+
+    assertThat(jpa.queryLong("SELECT sum(balance) FROM account")).isEqualTo(7);
+  }
+
+  @Test
   void anAccountIsWrittenWithItsOwnToken() {
     try (FencingScope scope = Fencing.bind(jpa.current("account:1"))) {
       jpa.sessionFactory.inTransaction(s -> s.persist(new Account(1, 100)));

@@ -273,6 +273,49 @@ class EpochTest {
     }
   }
 
+  /**
+   * An advance of the epoch commits while an issuance waits for it (it read the old epoch): the
+   * issuance is told to retry (40001) rather than issue in the old epoch, and the retry issues in
+   * the new one.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void anIssuanceThatWaitedWhileTheEpochAdvancedRetries(String isolation) throws Exception {
+    long before;
+    try (Connection c = app.connect()) {
+      before = Fence.acquire(c, "epoch/warm", "app", TTL);
+    }
+    try (Connection operator = db.connect();
+        Connection issuer = app.connect()) {
+      operator.setAutoCommit(false);
+      long advanced = FenceSql.longValue(operator, "SELECT fencing.advance_epoch()");
+      begin(issuer, isolation);
+      int issuerPid = pid(issuer);
+      CompletableFuture<Long> b =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return Fence.acquire(issuer, "epoch/waiting", "issuer", TTL);
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      awaitAdvisoryWait(issuerPid);
+      operator.commit();
+      Throwable failure =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> b.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+      assertThat(failure).as("an issuance in the old epoch").isNotNull();
+      SQLException e = (SQLException) org.assertj.core.util.Throwables.getRootCause(failure);
+      assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("40001");
+      issuer.rollback();
+      issuer.setAutoCommit(true);
+      long retried = Fence.acquire(issuer, "epoch/waiting", "issuer", TTL);
+      assertThat(retried >> 43).isEqualTo(advanced);
+      assertThat(retried).isGreaterThan(before);
+    }
+  }
+
   private static void begin(Connection c, String isolation) throws SQLException {
     c.setAutoCommit(false);
     FenceSql.run(c, "SET TRANSACTION ISOLATION LEVEL " + isolation);

@@ -9,6 +9,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
@@ -16,12 +17,8 @@ import org.postgresql.util.ServerErrorMessage;
 
 /** Calls the fence's SQL functions over plain JDBC, as any client would. Test code only. */
 final class Fence {
-  /**
-   * The versions of db/fencing's migrations, in order (numbers are reserved per issue, so there may
-   * be gaps until every issue has landed).
-   */
-  static final java.util.List<Integer> VERSIONS =
-      java.util.List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12);
+  /** The versions of db/fencing's migrations, in order. */
+  static final List<Integer> VERSIONS = List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
 
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
   static final int MIGRATIONS = VERSIONS.size();

@@ -57,6 +57,7 @@ class MigrationsTest {
           "epoch_status()",
           "check_token(text,bigint)",
           "check_tokens(text[],bigint[])",
+          "check_tokens_if_written(text[],bigint[])",
           "try_acquire(text,text,interval,interval)",
           "renew(text,bigint,interval)",
           "release(text,bigint)",
@@ -160,6 +161,7 @@ class MigrationsTest {
               "8 safety defects found by attacking the fence true",
               "9 rejections for the application true",
               "10 accept path at the floor true",
+              "11 check tokens with commit true",
               "12 token epochs true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
@@ -702,7 +704,11 @@ class MigrationsTest {
         .startsWith("10 ")
         .contains("accept path at the floor")
         .contains("Success");
-    assertThat(versioned.get(10)).startsWith("12 ").contains("token epochs").contains("Success");
+    assertThat(versioned.get(10))
+        .startsWith("11 ")
+        .contains("check tokens with commit")
+        .contains("Success");
+    assertThat(versioned.get(11)).startsWith("12 ").contains("token epochs").contains("Success");
     assertThat(info)
         .as(String.join("\n", info))
         .allSatisfy(line -> assertThat(line).doesNotContain("Pending", "Failed"));

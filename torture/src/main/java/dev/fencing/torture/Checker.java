@@ -13,18 +13,47 @@ import java.util.stream.Collectors;
 /**
  * Judges a {@link History}: returns every violation of the rules in {@link Rule}, each with its
  * evidence. An empty list means the history is one a correct fence could have produced.
+ *
+ * <p>After a failover to an asynchronous replica, what the workers saw before it ({@link
+ * History#beforeFailover()}) may be missing from the promoted server: an acknowledged write, the
+ * issuance row of a token received, the rejection row of a refusal. That is the loss asynchronous
+ * replication documents; it is counted in {@link Loss}, not as a violation. A token received twice
+ * is a violation whenever it happened, and so is any loss of what was seen after the failover.
  */
 final class Checker {
   private Checker() {}
 
+  /**
+   * What a failover to an asynchronous replica lost, as allowed.
+   *
+   * @param acks writes acknowledged before the failover, absent from the promoted server
+   * @param issuances tokens received before the failover whose issuance row it lacks
+   * @param rejections refusals seen before the failover whose rejection row it lacks
+   */
+  record Loss(int acks, int issuances, int rejections) {
+    static final Loss NONE = new Loss(0, 0, 0);
+
+    int total() {
+      return acks + issuances + rejections;
+    }
+  }
+
+  /** The violations and the loss a failover accounts for. */
+  record Verdict(List<Violation> violations, Loss loss) {}
+
   static List<Violation> check(History history) {
+    return judge(history).violations();
+  }
+
+  static Verdict judge(History history) {
     List<Violation> violations = new ArrayList<>();
+    int[] loss = new int[3];
     commitOrder(history, violations);
     staleWrites(history, violations);
-    issuance(history, violations);
-    acknowledgements(history, violations);
-    refusals(history, violations);
-    return violations;
+    issuance(history, violations, loss);
+    acknowledgements(history, violations, loss);
+    refusals(history, violations, loss);
+    return new Verdict(violations, new Loss(loss[0], loss[1], loss[2]));
   }
 
   private static void commitOrder(History history, List<Violation> violations) {
@@ -74,7 +103,9 @@ final class Checker {
     }
   }
 
-  private static void issuance(History history, List<Violation> violations) {
+  private static void issuance(History history, List<Violation> violations, int[] loss) {
+    Set<WorkerLog.Acquisition> beforeFailover =
+        new HashSet<>(history.beforeFailover().acquisitions());
     Map<Long, WorkerLog.Acquisition> first = new HashMap<>();
     for (WorkerLog.Acquisition a : history.acquisitions()) {
       WorkerLog.Acquisition earlier = first.putIfAbsent(a.token(), a);
@@ -93,6 +124,10 @@ final class Checker {
     }
     for (WorkerLog.Acquisition a : history.acquisitions()) {
       if (!issued.contains(a.resource() + " " + a.token())) {
+        if (beforeFailover.contains(a)) {
+          loss[1]++;
+          continue;
+        }
         violations.add(
             new Violation(
                 Rule.ISSUANCE_LOST,
@@ -114,13 +149,18 @@ final class Checker {
     }
   }
 
-  private static void acknowledgements(History history, List<Violation> violations) {
+  private static void acknowledgements(History history, List<Violation> violations, int[] loss) {
+    Set<WorkerLog.Ack> beforeFailover = new HashSet<>(history.beforeFailover().acks());
     Map<String, History.Write> byAttempt = new HashMap<>();
     for (History.Write w : history.writes()) {
       byAttempt.put(w.worker() + " " + w.seq(), w);
     }
     for (WorkerLog.Ack ack : history.acks()) {
       History.Write w = byAttempt.get(ack.worker() + " " + ack.seq());
+      if (w == null && beforeFailover.contains(ack)) {
+        loss[0]++;
+        continue;
+      }
       if (w == null
           || !w.resource().equals(ack.resource())
           || w.token() != ack.token()
@@ -143,7 +183,8 @@ final class Checker {
     }
   }
 
-  private static void refusals(History history, List<Violation> violations) {
+  private static void refusals(History history, List<Violation> violations, int[] loss) {
+    Set<WorkerLog.Refusal> beforeFailover = new HashSet<>(history.beforeFailover().refusals());
     Map<String, Integer> recorded = new HashMap<>();
     for (History.Rejection r : history.rejections()) {
       recorded.merge(r.resource() + " " + r.token() + " " + r.sqlState(), 1, Integer::sum);
@@ -151,7 +192,9 @@ final class Checker {
     for (WorkerLog.Refusal refusal : history.refusals()) {
       String key = refusal.resource() + " " + refusal.token() + " " + refusal.sqlState();
       int left = recorded.getOrDefault(key, 0);
-      if (left == 0) {
+      if (left == 0 && beforeFailover.contains(refusal)) {
+        loss[2]++;
+      } else if (left == 0) {
         violations.add(
             new Violation(
                 Rule.REFUSAL_NOT_RECORDED,

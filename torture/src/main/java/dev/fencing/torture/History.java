@@ -13,6 +13,9 @@ import org.jspecify.annotations.Nullable;
  * @param acquisitions tokens the workers received
  * @param acks writes the workers saw committed
  * @param refusals writes the workers saw refused
+ * @param beforeFailover what the workers saw before a failover to an asynchronous replica (empty
+ *     without one): the commits behind these entries may be lost with the WAL the replica never
+ *     received, which the checker reports as such rather than as a violation
  */
 record History(
     List<Write> writes,
@@ -20,7 +23,19 @@ record History(
     List<Rejection> rejections,
     List<WorkerLog.Acquisition> acquisitions,
     List<WorkerLog.Ack> acks,
-    List<WorkerLog.Refusal> refusals) {
+    List<WorkerLog.Refusal> refusals,
+    WorkerLog.Entries beforeFailover) {
+
+  /** A history without failover. */
+  History(
+      List<Write> writes,
+      List<Issuance> issuances,
+      List<Rejection> rejections,
+      List<WorkerLog.Acquisition> acquisitions,
+      List<WorkerLog.Ack> acks,
+      List<WorkerLog.Refusal> refusals) {
+    this(writes, issuances, rejections, acquisitions, acks, refusals, WorkerLog.Entries.NONE);
+  }
 
   /**
    * A committed write, as recorded in the fenced data by its own transaction.

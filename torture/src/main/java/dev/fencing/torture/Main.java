@@ -1,6 +1,8 @@
 package dev.fencing.torture;
 
 import dev.fencing.testing.EmbeddedCluster;
+import dev.fencing.testing.PatroniCluster;
+import dev.fencing.testing.PatroniConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -16,10 +18,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The long torture run: {@code java -jar torture/target/fencing-torture.jar [--seed N] [--duration
- * 10m] [--workers 4] [--resources 2] [--ttl 1500ms] [--url JDBC_URL] [--unfenced] [--report FILE]}.
- * Without {@code --url} it runs on an embedded PostgreSQL that it kills and restarts; with it, that
- * fault is skipped (and the report says so). Writes a Markdown report, prints a summary, and exits
- * 1 if the checker found any violation.
+ * 10m] [--workers 4] [--resources 2] [--ttl 1500ms] [--url JDBC_URL | --patroni] [--unfenced]
+ * [--report FILE]}. Without {@code --url} it runs on an embedded PostgreSQL that it kills and
+ * restarts; with it, that fault is skipped (and the report says so). With {@code --patroni} it
+ * starts a two-node Patroni cluster on loopback ({@link PatroniCluster}) and the crash fault is an
+ * asynchronous failover. Writes a Markdown report, prints a summary, and exits 1 if the checker
+ * found any violation.
  */
 public final class Main {
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
@@ -39,6 +43,7 @@ public final class Main {
     Duration ttl = Duration.ofMillis(1500);
     String url = null;
     boolean fenced = true;
+    boolean patroni = false;
     Path report = null;
     try {
       for (int i = 0; i < args.length; i++) {
@@ -50,6 +55,7 @@ public final class Main {
           case "--ttl" -> ttl = duration(value(args, ++i));
           case "--url" -> url = value(args, ++i);
           case "--unfenced" -> fenced = false;
+          case "--patroni" -> patroni = true;
           case "--report" -> report = Path.of(value(args, ++i));
           case "--help", "-h" -> {
             System.out.print(USAGE);
@@ -73,6 +79,13 @@ public final class Main {
     if (duration.isZero()) {
       usage("--duration must be more than 0");
     }
+    if (patroni && url != null) {
+      usage("--patroni and --url exclude each other");
+    }
+    String missing = patroni ? PatroniCluster.missing(PatroniConfig.defaults()) : null;
+    if (missing != null) {
+      usage("--patroni: " + missing);
+    }
     PrintStream out = System.out;
     Path directory = Files.createTempDirectory("fencing-torture-");
     out.println(
@@ -83,7 +96,14 @@ public final class Main {
             + "; worker logs in "
             + directory);
     TortureRun.Result result;
-    if (url == null) {
+    if (patroni) {
+      out.println(
+          "--patroni: starting a two-node Patroni cluster (its primary will be killed and the"
+              + " replica promoted).");
+      try (PatroniCluster cluster = PatroniCluster.start()) {
+        result = run(settings, TortureDatabase.patroni(cluster), directory, duration, out);
+      }
+    } else if (url == null) {
       out.println(
           "No --url given: starting an embedded PostgreSQL (it will be killed and restarted).");
       try (EmbeddedCluster cluster = EmbeddedCluster.start()) {
@@ -145,11 +165,13 @@ public final class Main {
   static final String USAGE =
       """
       usage: java -jar fencing-torture.jar [--seed N] [--duration 10m] [--workers 4] [--resources 2]
-                                          [--ttl 1500ms] [--url JDBC_URL] [--unfenced] [--report FILE]
+                                          [--ttl 1500ms] [--url JDBC_URL | --patroni] [--unfenced]
+                                          [--report FILE]
              java -jar fencing-torture.jar --help
       Runs worker processes against the fence with seeded faults and checks the history; exits 1
       on violations. Without --url: an embedded PostgreSQL it may crash. Password of --url:
-      environment FENCING_DB_PASSWORD.
+      environment FENCING_DB_PASSWORD. --patroni: a two-node Patroni cluster on loopback (Debian
+      packages patroni, etcd-server, postgresql-15) whose primary it kills: asynchronous failover.
       """;
 
   private static void usage(@Nullable String problem) {

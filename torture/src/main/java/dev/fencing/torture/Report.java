@@ -52,6 +52,17 @@ final class Report {
     md.append("| refusals recorded (fencing.rejection) | ")
         .append(r.rejectionsRecorded())
         .append(" |\n");
+    if (r.faults().getOrDefault(TortureRun.Fault.FAILOVER, 0) > 0) {
+      Checker.Loss loss = r.lostToFailover();
+      md.append("| lost to asynchronous failover (allowed, not violations): acknowledged writes,")
+          .append(" issuance rows, rejection rows | ")
+          .append(loss.acks())
+          .append(", ")
+          .append(loss.issuances())
+          .append(", ")
+          .append(loss.rejections())
+          .append(" |\n");
+    }
     md.append("| other worker errors (connections lost, server down) | ")
         .append(r.workerErrors())
         .append(" |\n");
@@ -76,7 +87,7 @@ final class Report {
   static String summary(TortureRun.Result r) {
     return String.format(
         "seed %d, fencing %s, %d workers, %s: faults %s%s; %d writes committed, %d acknowledged,"
-            + " %d refusals %s (%d recorded), %d other errors %s; %d violations %s",
+            + " %d refusals %s (%d recorded), %d other errors %s;%s %d violations %s",
         r.settings().seed(),
         r.settings().fenced() ? "on" : "OFF",
         r.settings().workers(),
@@ -90,6 +101,14 @@ final class Report {
         r.rejectionsRecorded(),
         total(r.workerErrors()),
         r.workerErrors(),
+        r.faults().getOrDefault(TortureRun.Fault.FAILOVER, 0) == 0
+            ? ""
+            : String.format(
+                " lost to asynchronous failover (allowed): %d acknowledged writes, %d issuance"
+                    + " rows, %d rejection rows;",
+                r.lostToFailover().acks(),
+                r.lostToFailover().issuances(),
+                r.lostToFailover().rejections()),
         r.violations().size(),
         r.violationsByRule());
   }

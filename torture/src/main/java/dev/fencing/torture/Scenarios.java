@@ -57,6 +57,24 @@ final class Scenarios {
   }
 
   /**
+   * The failover schedule (a database that can fail over, such as a Patroni cluster): every worker
+   * writes; the replica is cut off, the workers receive {@link TortureRun#FAILOVER_ISSUANCES} more
+   * tokens, the primary is killed hard and the replica promoted ({@link TortureRun#failover(int)});
+   * every worker writes twice more, on the promoted primary.
+   */
+  static void failover(TortureRun run) throws SQLException {
+    long start = System.nanoTime();
+    run.awaitProgress(1);
+    step("every worker wrote", start);
+    if (!run.failover(TortureRun.FAILOVER_ISSUANCES)) {
+      throw new IllegalArgumentException("the failover scenario needs a database that fails over");
+    }
+    step("failed over", start);
+    run.awaitProgress(2);
+    step("every worker wrote twice on the promoted primary", start);
+  }
+
+  /**
    * The long run's schedule: until {@code duration} has passed, after a random spell of natural
    * work, one random fault. The sequence of faults, victims and pause lengths follows from {@code
    * seed}; the moments they hit the workers do not (they are real processes).
@@ -74,6 +92,7 @@ final class Scenarios {
           dice < 30
               ? Fault.ZOMBIE
               : dice < 60 ? Fault.PAUSE : dice < 88 ? Fault.TERMINATE : Fault.CRASH;
+      // on a cluster that fails over, CRASH is a failover (TortureRun.crash)
       switch (fault) {
         case ZOMBIE -> run.zombie(victim, random.nextBoolean());
         case PAUSE -> {
@@ -101,7 +120,7 @@ final class Scenarios {
             run.counted(Fault.TERMINATE);
           }
         }
-        case CRASH -> run.crash();
+        case CRASH, FAILOVER -> run.crash();
       }
       progress.report(run);
     }

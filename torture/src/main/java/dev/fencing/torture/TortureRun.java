@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,12 @@ final class TortureRun implements AutoCloseable {
     /** A zombie's connection terminated while it records its refusal (after the rollback). */
     CUT_RECORDING,
     /** PostgreSQL killed hard (SIGKILL of every server process) and restarted: crash recovery. */
-    CRASH
+    CRASH,
+    /**
+     * The replica cut off, then the primary's server processes killed hard (SIGKILL) and the
+     * replica promoted by Patroni: asynchronous failover, losing what the replica never received.
+     */
+    FAILOVER
   }
 
   /**
@@ -78,6 +84,7 @@ final class TortureRun implements AutoCloseable {
       int acquisitions,
       Map<String, Integer> workerErrors,
       List<Violation> violations,
+      Checker.Loss lostToFailover,
       Duration elapsed) {
 
     /** Violations per rule, every rule listed. */
@@ -92,6 +99,10 @@ final class TortureRun implements AutoCloseable {
   }
 
   static final Duration WAIT = Duration.ofSeconds(60);
+
+  /** Tokens the workers receive between the cut and the kill of a failover: past one pre-log. */
+  static final int FAILOVER_ISSUANCES = 40;
+
   private static final String CRASH_SKIPPED = "CRASH: a PostgreSQL given by --url is never killed";
   private static final long POLL_MILLIS = 50;
 
@@ -102,6 +113,8 @@ final class TortureRun implements AutoCloseable {
   private final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
   private final List<String> skipped = new ArrayList<>();
   private final long started = System.nanoTime();
+  // lines of each worker's log written before the last failover (null: none yet)
+  private @Nullable Map<Integer, Integer> linesBeforeFailover;
 
   private TortureRun(Settings settings, TortureDatabase database) {
     this.settings = settings;
@@ -109,7 +122,7 @@ final class TortureRun implements AutoCloseable {
     for (Fault fault : Fault.values()) {
       faults.put(fault, 0);
     }
-    if (!database.canCrash()) {
+    if (!database.canCrash() && !database.canFailOver()) {
       skipped(CRASH_SKIPPED);
     }
   }
@@ -314,8 +327,14 @@ final class TortureRun implements AutoCloseable {
     }
   }
 
-  /** Kills PostgreSQL hard and restarts it; skipped (and reported) with a server given by URL. */
-  boolean crash() {
+  /**
+   * Kills PostgreSQL hard and restarts it; on a cluster that can fail over, a {@link
+   * #failover(int)} instead; skipped (and reported) with a server given by URL.
+   */
+  boolean crash() throws SQLException {
+    if (database.canFailOver()) {
+      return failover(FAILOVER_ISSUANCES);
+    }
     if (!database.canCrash()) {
       skipped(CRASH_SKIPPED);
       return false;
@@ -323,6 +342,54 @@ final class TortureRun implements AutoCloseable {
     database.crashAndRestart();
     counted(Fault.CRASH);
     return true;
+  }
+
+  /**
+   * Asynchronous failover mid-run: cuts the replica off, waits until the workers have received
+   * {@code issuancesAfterCut} more tokens (past 32, the sequence has written a new WAL record the
+   * replica never gets: {@code nextval} pre-logs 32 values), kills the primary's server processes
+   * hard and waits until the replica is promoted. What the workers saw until then may be lost
+   * ({@link History#beforeFailover()}); what they see afterwards must hold on the new primary.
+   *
+   * @return whether it happened (false: the database cannot fail over, reported as skipped)
+   */
+  boolean failover(int issuancesAfterCut) throws SQLException {
+    if (!database.canFailOver()) {
+      skipped("FAILOVER: " + database.describe() + " has no replica to promote");
+      return false;
+    }
+    database.cutReplication();
+    long cut = issuances();
+    boolean issued = poll(WAIT, () -> issuances() >= cut + issuancesAfterCut);
+    String what = database.killPrimaryAndAwaitPromotion();
+    Map<Integer, Integer> lines = new HashMap<>();
+    for (WorkerProcess w : workers) {
+      lines.put(w.id(), WorkerLog.lines(w.log()));
+    }
+    linesBeforeFailover = lines;
+    counted(Fault.FAILOVER);
+    LOG.info("failover after {} issuances past the cut: {}", issuances() - cut, what);
+    if (!issued) {
+      throw new IllegalStateException(
+          "the workers received fewer than " + issuancesAfterCut + " tokens within " + WAIT);
+    }
+    return true;
+  }
+
+  private long issuances() {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM fencing.issuance i JOIN fencing.resource r"
+                    + " ON r.id = i.resource_id WHERE r.name = ANY (?)")) {
+      ps.setArray(1, c.createArrayOf("text", resources.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      return -1; // down for the moment
+    }
   }
 
   /** Waits until every worker has committed at least {@code more} writes from now on. */
@@ -409,7 +476,8 @@ final class TortureRun implements AutoCloseable {
       w.stop(WAIT);
     }
     History history = load();
-    List<Violation> violations = Checker.check(history);
+    Checker.Verdict verdict = Checker.judge(history);
+    List<Violation> violations = verdict.violations();
     Map<String, Integer> refusals = new TreeMap<>();
     history.refusals().forEach(r -> refusals.merge(r.sqlState(), 1, Integer::sum));
     Map<String, Integer> errors = new TreeMap<>();
@@ -428,6 +496,7 @@ final class TortureRun implements AutoCloseable {
         history.acquisitions().size(),
         errors,
         violations,
+        verdict.loss(),
         Duration.ofNanos(System.nanoTime() - started));
   }
 
@@ -482,13 +551,19 @@ final class TortureRun implements AutoCloseable {
     List<WorkerLog.Acquisition> acquisitions = new ArrayList<>();
     List<WorkerLog.Ack> acks = new ArrayList<>();
     List<WorkerLog.Refusal> refusals = new ArrayList<>();
+    WorkerLog.Entries beforeFailover = WorkerLog.Entries.NONE;
+    Map<Integer, Integer> lines = linesBeforeFailover;
     for (WorkerProcess w : workers) {
       WorkerLog.Entries entries = WorkerLog.read(w.id(), w.log());
       acquisitions.addAll(entries.acquisitions());
       acks.addAll(entries.acks());
       refusals.addAll(entries.refusals());
+      if (lines != null) {
+        beforeFailover =
+            beforeFailover.plus(WorkerLog.read(w.id(), w.log(), lines.getOrDefault(w.id(), 0)));
+      }
     }
-    return new History(writes, issuances, rejections, acquisitions, acks, refusals);
+    return new History(writes, issuances, rejections, acquisitions, acks, refusals, beforeFailover);
   }
 
   /** Stops any worker still running (killing it if need be). */

@@ -40,7 +40,26 @@ final class WorkerLog implements AutoCloseable {
       List<Acquisition> acquisitions,
       List<Ack> acks,
       List<Refusal> refusals,
-      Map<String, Integer> errors) {}
+      Map<String, Integer> errors) {
+    static final Entries NONE = new Entries(List.of(), List.of(), List.of(), Map.of());
+
+    /** These entries followed by {@code more}'s. */
+    Entries plus(Entries more) {
+      Map<String, Integer> allErrors = new TreeMap<>(errors);
+      more.errors.forEach((k, v) -> allErrors.merge(k, v, Integer::sum));
+      return new Entries(
+          concat(acquisitions, more.acquisitions),
+          concat(acks, more.acks),
+          concat(refusals, more.refusals),
+          allErrors);
+    }
+
+    private static <T> List<T> concat(List<T> a, List<T> b) {
+      List<T> all = new ArrayList<>(a);
+      all.addAll(b);
+      return List.copyOf(all);
+    }
+  }
 
   private final OutputStream out;
 
@@ -84,6 +103,30 @@ final class WorkerLog implements AutoCloseable {
 
   /** Reads the log of {@code worker}; a torn last line (the worker was killed) is ignored. */
   static Entries read(int worker, Path file) {
+    return read(worker, file, Integer.MAX_VALUE);
+  }
+
+  /** How many complete lines the log holds now. */
+  static int lines(Path file) {
+    try {
+      if (!Files.exists(file)) {
+        return 0;
+      }
+      byte[] bytes = Files.readAllBytes(file);
+      int n = 0;
+      for (byte b : bytes) {
+        if (b == '\n') {
+          n++;
+        }
+      }
+      return n;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not read worker log " + file, e);
+    }
+  }
+
+  /** Reads the first {@code maxLines} lines of the log of {@code worker}. */
+  static Entries read(int worker, Path file, int maxLines) {
     List<Acquisition> acquisitions = new ArrayList<>();
     List<Ack> acks = new ArrayList<>();
     List<Refusal> refusals = new ArrayList<>();
@@ -94,7 +137,7 @@ final class WorkerLog implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Could not read worker log " + file, e);
     }
-    for (String line : lines) {
+    for (String line : lines.subList(0, Math.min(maxLines, lines.size()))) {
       String[] f = line.split(" ");
       try {
         switch (f[0]) {

@@ -122,6 +122,62 @@ class CheckerTest {
     assertThat(rules(h)).containsExactly(Rule.REFUSAL_NOT_RECORDED);
   }
 
+  @Test
+  void whatAsynchronousFailoverLostBeforeThePromotionIsReportedNotAViolation() {
+    // worker 1 saw token 5 and a write with it, and a refusal, all before the failover; the
+    // promoted server holds none of them
+    Builder h = correct();
+    h.acquired(1, B, 5).ack(1, B, 5, 3, 2).refused(1, A, 3, 4, "ZF001");
+    h.issuances.removeIf(i -> i.token() == 5);
+    History withLoss = h.build();
+    WorkerLog.Entries before =
+        new WorkerLog.Entries(
+            List.of(new Acquisition(1, B, 5)),
+            List.of(new Ack(1, B, 5, 3, 2)),
+            List.of(new Refusal(1, A, 3, 4, "ZF001")),
+            java.util.Map.of());
+    History afterFailover =
+        new History(
+            withLoss.writes(),
+            withLoss.issuances(),
+            withLoss.rejections(),
+            withLoss.acquisitions(),
+            withLoss.acks(),
+            withLoss.refusals(),
+            before);
+
+    Checker.Verdict verdict = Checker.judge(afterFailover);
+
+    assertThat(verdict.violations()).isEmpty();
+    assertThat(verdict.loss()).isEqualTo(new Checker.Loss(1, 1, 1));
+    // the same losses seen after the promotion are violations
+    assertThat(rules(h))
+        .containsExactlyInAnyOrder(
+            Rule.ISSUANCE_LOST, Rule.ACKNOWLEDGED_WRITE_LOST, Rule.REFUSAL_NOT_RECORDED);
+  }
+
+  @Test
+  void aTokenIssuedTwiceAcrossAFailoverIsAViolation() {
+    // token 3 received from the old primary before the failover, and again from the promoted one
+    Builder h = correct().acquired(0, B, 3);
+    h.issuances.add(new Issuance(B, 3, "w0")); // the promoted server's issuance of it
+    History history = h.build();
+    History afterFailover =
+        new History(
+            history.writes(),
+            history.issuances(),
+            history.rejections(),
+            history.acquisitions(),
+            history.acks(),
+            history.refusals(),
+            new WorkerLog.Entries(
+                List.of(new Acquisition(1, A, 3)), List.of(), List.of(), java.util.Map.of()));
+
+    assertThat(Checker.judge(afterFailover).violations())
+        .extracting(Violation::rule)
+        .containsExactly(Rule.TOKEN_ISSUED_TWICE);
+  }
+
   private static List<Rule> rules(Builder h) {
     return Checker.check(h.build()).stream().map(Violation::rule).toList();
   }

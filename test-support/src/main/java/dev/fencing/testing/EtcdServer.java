@@ -1,32 +1,31 @@
-package dev.fencing.etcd;
-
-import static org.awaitility.Awaitility.await;
+package dev.fencing.testing;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A real etcd server for the tests: the {@code etcd} binary (Debian package {@code etcd-server};
- * {@code FENCING_TEST_ETCD} names another one) started on loopback with free ports and a temporary
- * data directory, health-checked, stopped and deleted by {@link #close()}. Test code only.
+ * A real, single-member etcd for tests: the {@code etcd} binary (Debian package {@code
+ * etcd-server}; {@code FENCING_TEST_ETCD} names another one) started on loopback with free ports
+ * and a temporary data directory, health-checked, stopped and deleted by {@link #close()}.
+ *
+ * <pre>{@code
+ * try (EtcdServer etcd = EtcdServer.start()) {
+ *   Client client = Client.builder().endpoints(etcd.endpoint()).build();
+ *   ...
+ * }
+ * }</pre>
  */
-final class EtcdProcess implements AutoCloseable {
+public final class EtcdServer implements AutoCloseable {
   private static final Duration PATIENCE = Duration.ofSeconds(60);
 
   private final String binary;
@@ -35,20 +34,24 @@ final class EtcdProcess implements AutoCloseable {
   private final int peerPort;
   private @Nullable Process process;
 
-  private EtcdProcess(String binary, Path dir, int clientPort, int peerPort) {
+  private EtcdServer(String binary, Path dir, int clientPort, int peerPort) {
     this.binary = binary;
     this.dir = dir;
     this.clientPort = clientPort;
     this.peerPort = peerPort;
   }
 
-  /** Starts a single-member etcd; tries again on other ports if one was taken meanwhile. */
-  static EtcdProcess start() throws IOException {
+  /**
+   * Starts a single-member etcd; tries again on other ports if one was taken meanwhile.
+   *
+   * @throws IllegalStateException if there is no etcd binary or it does not become healthy
+   */
+  public static EtcdServer start() throws IOException {
     String binary = findBinary();
     IllegalStateException failure = null;
     for (int attempt = 0; attempt < 3; attempt++) {
       Path dir = Files.createTempDirectory("fencing-etcd-");
-      EtcdProcess etcd = new EtcdProcess(binary, dir, freePort(), freePort());
+      EtcdServer etcd = new EtcdServer(binary, dir, Processes.freePort(), Processes.freePort());
       try {
         etcd.launch();
         return etcd;
@@ -60,13 +63,28 @@ final class EtcdProcess implements AutoCloseable {
     throw failure;
   }
 
+  /** Whether an etcd binary can be found (on the {@code PATH} or by {@code FENCING_TEST_ETCD}). */
+  public static boolean available() {
+    try {
+      findBinary();
+      return true;
+    } catch (IllegalStateException e) {
+      return false;
+    }
+  }
+
   /** The client URL, e.g. {@code http://127.0.0.1:41234}. */
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + clientPort;
   }
 
+  /** The client address without scheme, e.g. {@code 127.0.0.1:41234}. */
+  public String hostAndPort() {
+    return "127.0.0.1:" + clientPort;
+  }
+
   /** Stops etcd (SIGTERM) and starts it again on the same ports and data: leases survive. */
-  void restart() {
+  public void restart() {
     stopProcess();
     launch();
   }
@@ -74,15 +92,12 @@ final class EtcdProcess implements AutoCloseable {
   @Override
   public void close() {
     stopProcess();
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    Processes.deleteRecursively(dir);
   }
 
   private void launch() {
     String peer = "http://127.0.0.1:" + peerPort;
+    Path log = dir.resolve("etcd.log");
     ProcessBuilder builder =
         new ProcessBuilder(
                 binary,
@@ -95,7 +110,7 @@ final class EtcdProcess implements AutoCloseable {
                 "--initial-cluster=fencing-test=" + peer,
                 "--initial-cluster-state=new")
             .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile()));
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     try {
       process = builder.start();
     } catch (IOException e) {
@@ -106,51 +121,38 @@ final class EtcdProcess implements AutoCloseable {
         HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
             .timeout(Duration.ofSeconds(2))
             .build();
-    try {
-      await("etcd healthy on " + endpoint())
-          .atMost(PATIENCE)
-          .pollInterval(Duration.ofMillis(100))
-          .ignoreExceptionsInstanceOf(IOException.class)
-          .until(
-              () -> {
-                Process p = process;
-                if (p == null || !p.isAlive()) {
-                  throw new IllegalStateException("etcd exited:\n" + log());
-                }
+    boolean healthy =
+        Processes.poll(
+            PATIENCE,
+            () -> {
+              Process p = process;
+              if (p == null || !p.isAlive()) {
+                throw new IllegalStateException("etcd exited:\n" + Processes.tail(log));
+              }
+              try {
                 HttpResponse<String> response =
                     http.send(health, HttpResponse.BodyHandlers.ofString());
                 return response.statusCode() == 200
                     && response.body().replace(" ", "").contains("\"health\":\"true\"");
-              });
-    } catch (RuntimeException e) {
+              } catch (IOException e) {
+                return false;
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+              }
+            });
+    if (!healthy) {
       stopProcess();
-      throw new IllegalStateException("etcd did not become healthy:\n" + log(), e);
+      throw new IllegalStateException(
+          "etcd did not become healthy within " + PATIENCE + ":\n" + Processes.tail(log));
     }
   }
 
   private void stopProcess() {
     Process p = process;
     process = null;
-    if (p == null) {
-      return;
-    }
-    p.destroy();
-    try {
-      if (!p.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
-        p.destroyForcibly().waitFor();
-      }
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private String log() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve("etcd.log"), StandardCharsets.UTF_8);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
+    if (p != null) {
+      Processes.stop(p.toHandle(), PATIENCE);
     }
   }
 
@@ -171,11 +173,5 @@ final class EtcdProcess implements AutoCloseable {
                 new IllegalStateException(
                     "no etcd binary: install the Debian package etcd-server (.ci/run does),"
                         + " or set FENCING_TEST_ETCD to an etcd 3.4+ binary"));
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

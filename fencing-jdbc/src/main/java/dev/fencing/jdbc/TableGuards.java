@@ -1,0 +1,167 @@
+package dev.fencing.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The declarations of {@link FencedTables}, and the rule a statement writing such a table meets.
+ */
+final class TableGuards {
+  /** A declared table: its resource, or null when its rows name their own. */
+  record Guard(String table, @Nullable String resource) {}
+
+  private static final String PER_ROW = "";
+  // table -> its resources (PER_ROW for per-row resources); several when entities share a table
+  private static final Map<String, Set<String>> GUARDS = new ConcurrentHashMap<>();
+  private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
+      ThreadLocal.withInitial(HashMap::new);
+
+  // The target of a write: UPDATE t, DELETE FROM t, INSERT INTO t, MERGE INTO t, TRUNCATE t, COPY t
+  private static final Pattern TARGET =
+      Pattern.compile(
+          "(?i)\\b(?:update|delete\\s+from|insert\\s+into|merge\\s+into|truncate(?:\\s+table)?"
+              + "|copy)\\s+(?:only\\s+)?((?:\"[^\"]+\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"[^\"]+\"|[\\w$]+))?)");
+
+  private TableGuards() {}
+
+  static void declare(String table, @Nullable String resource) {
+    String key = normalise(Objects.requireNonNull(table, "table"));
+    if (key.isEmpty()) {
+      throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
+    }
+    GUARDS
+        .computeIfAbsent(key, k -> new CopyOnWriteArraySet<>())
+        .add(resource == null ? PER_ROW : resource);
+  }
+
+  static void announce(String table) {
+    ANNOUNCED.get().merge(normalise(table), 1, Integer::sum);
+  }
+
+  /** Forgets the announcements of the writing thread (its transaction ended). */
+  static void forgetAnnouncements() {
+    if (!GUARDS.isEmpty()) {
+      ANNOUNCED.get().clear();
+    }
+  }
+
+  /** The declared tables {@code sql} writes; empty (and cheap) when none is declared. */
+  static List<Guard> targets(String sql) {
+    if (GUARDS.isEmpty()) {
+      return List.of();
+    }
+    List<Guard> found = null;
+    Matcher m = TARGET.matcher(sql);
+    while (m.find()) {
+      String key = normalise(m.group(1));
+      Set<String> resources = GUARDS.get(key);
+      if (resources != null) {
+        if (found == null) {
+          found = new ArrayList<>(2);
+        }
+        for (String r : resources) {
+          found.add(new Guard(key, r.equals(PER_ROW) ? null : r));
+        }
+      }
+    }
+    return found == null ? List.of() : found;
+  }
+
+  /**
+   * Whether one write of {@code guards}' per-row tables was announced on this thread (consumed);
+   * true when none of them has per-row resources.
+   */
+  static boolean announced(List<Guard> guards) {
+    boolean all = true;
+    Map<String, Integer> announced = ANNOUNCED.get();
+    for (Guard g : guards) {
+      if (g.resource() == null) {
+        Integer n = announced.get(g.table());
+        if (n == null) {
+          all = false;
+        } else if (n == 1) {
+          announced.remove(g.table());
+        } else {
+          announced.put(g.table(), n - 1);
+        }
+      }
+    }
+    return all;
+  }
+
+  /**
+   * Refuses (returns the exception to throw) a write of {@code guards} without the token its table
+   * needs, or an unannounced write of a per-row table that is not protected; null if it may run.
+   */
+  static @Nullable FencingRefusedException refusal(
+      Connection raw, List<Guard> guards, FencingContext context, boolean unannounced)
+      throws SQLException {
+    for (Guard g : guards) {
+      String resource = g.resource();
+      if (resource != null) {
+        if (context.token(resource).isEmpty()) {
+          return new MissingFencingTokenException(
+              "a write to table "
+                  + g.table()
+                  + " needs a fencing token for resource \""
+                  + resource
+                  + "\", and none is bound on thread "
+                  + Thread.currentThread().getName(),
+              FencingSqlState.MISSING_TOKEN.code(),
+              resource,
+              null,
+              null,
+              null);
+        }
+      } else if (unannounced && !isProtected(raw, g.table())) {
+        return new MissingFencingTokenException(
+            "a bulk or native write to table "
+                + g.table()
+                + ", whose rows name their own fencing resources, is refused: the client cannot"
+                + " judge every row it writes. Protect the table (fencing.protect_rows) to let"
+                + " the database judge each row, or write the entities one by one",
+            FencingSqlState.MISSING_TOKEN.code(),
+            "?",
+            null,
+            null,
+            null);
+      }
+    }
+    return null;
+  }
+
+  private static boolean isProtected(Connection raw, String table) throws SQLException {
+    try (PreparedStatement ps =
+        raw.prepareStatement(
+            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?)"
+                + " AND tgname = 'fencing_protect' AND tgenabled <> 'D')")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  /** The table's name without schema and quotes, in lower case unless it was quoted. */
+  private static String normalise(String name) {
+    String n = name.trim();
+    if (n.length() >= 2 && n.endsWith("\"")) {
+      return n.substring(n.lastIndexOf('"', n.length() - 2) + 1, n.length() - 1);
+    }
+    return n.substring(n.lastIndexOf('.') + 1).trim().toLowerCase(Locale.ROOT);
+  }
+}

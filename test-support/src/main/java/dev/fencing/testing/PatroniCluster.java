@@ -1,0 +1,417 @@
+package dev.fencing.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A two-node Patroni cluster on loopback for failover tests: one etcd ({@link EtcdServer}), two
+ * Patroni processes (Debian package {@code patroni}) managing PostgreSQL servers from {@link
+ * PatroniConfig#binDirectory()} with asynchronous streaming replication, free ports, and a
+ * temporary folder that {@link #close()} deletes. Node 0 bootstraps and leads; node 1 is its
+ * replica.
+ *
+ * <p>Faults: {@link #cutReplication()} stops the replica's WAL receiver (SIGSTOP), so the primary
+ * goes on committing what the replica never receives; {@link #killLeader()} kills the leader's
+ * postmaster and every server process hard (SIGKILL), and the WAL receiver with it if it was cut
+ * off; Patroni then promotes the replica ({@link #awaitLeaderOtherThan(Node, Duration)}).
+ * PostgreSQL refuses to run as root: a root JVM runs Patroni as user {@code postgres} (through
+ * {@code runuser}).
+ *
+ * <pre>{@code
+ * try (PatroniCluster cluster = PatroniCluster.start()) {
+ *   DataSource primary = cluster.dataSource("postgres"); // targetServerType=primary
+ *   PatroniCluster.Node old = cluster.killLeader();
+ *   PatroniCluster.Node promoted = cluster.awaitLeaderOtherThan(old, Duration.ofSeconds(60));
+ * }
+ * }</pre>
+ */
+public final class PatroniCluster implements AutoCloseable {
+  private static final Duration PATIENCE = Duration.ofSeconds(90);
+  private static final String RUN_AS = "postgres";
+
+  private final PatroniConfig config;
+  private final EtcdServer etcd;
+  private final Path directory;
+  private final List<Node> nodes = new ArrayList<>();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final Thread shutdownHook = new Thread(this::close, "fencing-patroni-cluster-stop");
+  private @Nullable Long cutReceiver;
+  private boolean closed;
+
+  private PatroniCluster(PatroniConfig config, EtcdServer etcd, Path directory) {
+    this.config = config;
+    this.etcd = etcd;
+    this.directory = directory;
+  }
+
+  /** {@link #start(PatroniConfig)} with {@link PatroniConfig#defaults()}. */
+  public static PatroniCluster start() {
+    return start(PatroniConfig.defaults());
+  }
+
+  /**
+   * Starts etcd, node 0 (waits until it is the primary), node 1 (waits until it streams from node
+   * 0).
+   *
+   * @throws IllegalStateException if Patroni, etcd or PostgreSQL is missing or does not come up
+   */
+  public static PatroniCluster start(PatroniConfig config) {
+    String missing = missing(config);
+    if (missing != null) {
+      throw new IllegalStateException(missing);
+    }
+    PatroniCluster cluster;
+    try {
+      Path directory = Files.createTempDirectory("fencing-patroni-");
+      cluster = new PatroniCluster(config, EtcdServer.start(), directory);
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not prepare the Patroni cluster", e);
+    }
+    // Patroni and PostgreSQL outlive a JVM that ends without close()
+    Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
+    try {
+      Node leader = cluster.launch("node0");
+      if (!Processes.poll(PATIENCE, () -> leader.answers("/primary") && !leader.inRecovery())) {
+        throw new IllegalStateException("node0 did not become primary:\n" + leader.log());
+      }
+      Node replica = cluster.launch("node1");
+      if (!Processes.poll(PATIENCE, () -> replica.answers("/replica") && replica.streams())) {
+        throw new IllegalStateException(
+            "node1 did not become a streaming replica:\n" + replica.log());
+      }
+    } catch (RuntimeException e) {
+      cluster.close();
+      throw e;
+    }
+    return cluster;
+  }
+
+  /** Why a cluster cannot start here ({@code patroni}, etcd or PostgreSQL missing), or null. */
+  public static @Nullable String missing(PatroniConfig config) {
+    if (onPath("patroni").isEmpty()) {
+      return "no patroni on the PATH: install the Debian package patroni (.ci/run does)";
+    }
+    if (!EtcdServer.available()) {
+      return "no etcd: install the Debian package etcd-server (.ci/run does)";
+    }
+    if (!Files.isExecutable(config.binDirectory().resolve("postgres"))) {
+      return "no PostgreSQL programs in "
+          + config.binDirectory()
+          + " (set FENCING_TEST_PG_BIN to a PostgreSQL bin directory)";
+    }
+    return null;
+  }
+
+  /** Both nodes, node 0 first. */
+  public List<Node> nodes() {
+    return List.copyOf(nodes);
+  }
+
+  /**
+   * A multi-host JDBC URL of {@code database} naming both nodes, with {@code
+   * targetServerType=primary}: pgjdbc connects to whichever is the primary now.
+   */
+  public String jdbcUrl(String database) {
+    StringBuilder hosts = new StringBuilder();
+    for (Node n : nodes) {
+      hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1:").append(n.port);
+    }
+    return "jdbc:postgresql://"
+        + hosts
+        + "/"
+        + database
+        + "?user=postgres&targetServerType=primary&connectTimeout=5&hostRecheckSeconds=2";
+  }
+
+  /** An unpooled data source of {@link #jdbcUrl(String)}. */
+  public DataSource dataSource(String database) {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setURL(jdbcUrl(database));
+    return ds;
+  }
+
+  /** The node whose Patroni says it is the primary; waits for one. */
+  public Node leader() {
+    return awaitLeaderOtherThan(null, PATIENCE);
+  }
+
+  /**
+   * Waits until a node other than {@code old} is the primary, by its Patroni's REST API ({@code
+   * /primary} answers 200) and by PostgreSQL ({@code pg_is_in_recovery()} is false).
+   *
+   * @throws IllegalStateException if none is within {@code wait}
+   */
+  public Node awaitLeaderOtherThan(@Nullable Node old, Duration wait) {
+    Node[] found = {null};
+    boolean ok =
+        Processes.poll(
+            wait,
+            () -> {
+              for (Node n : nodes) {
+                if (n != old && n.answers("/primary") && !n.inRecovery()) {
+                  found[0] = n;
+                  return true;
+                }
+              }
+              return false;
+            });
+    if (!ok || found[0] == null) {
+      StringBuilder logs = new StringBuilder();
+      nodes.forEach(n -> logs.append("\n--- ").append(n.name).append(":\n").append(n.log()));
+      throw new IllegalStateException(
+          "no primary" + (old == null ? "" : " other than " + old.name) + " within " + wait + logs);
+    }
+    return found[0];
+  }
+
+  /**
+   * Stops (SIGSTOP) the WAL receiver of the replica: from now on it receives nothing, and what the
+   * primary commits is lost if it fails now. {@link #killLeader()} ends the stopped receiver.
+   */
+  public void cutReplication() {
+    Node leader = leader();
+    Node replica = nodes.stream().filter(n -> n != leader).findFirst().orElseThrow();
+    // after a failover the old primary rejoins (pg_rewind) before it streams again
+    if (!Processes.poll(PATIENCE, replica::streams)) {
+      throw new IllegalStateException(replica.name + " does not stream:\n" + replica.log());
+    }
+    long pid = replica.queryLong("SELECT pid FROM pg_stat_wal_receiver");
+    Processes.signal(pid, "STOP");
+    cutReceiver = pid;
+  }
+
+  /**
+   * Kills the leader's postmaster and every process it started with SIGKILL, as a crash of its
+   * machine would; its Patroni stays up and, with {@code primary_start_timeout: 0}, hands over. A
+   * WAL receiver stopped by {@link #cutReplication()} is then killed too (it must not read what is
+   * left in its socket): the replica's server restarts it, finds no primary, and Patroni promotes
+   * it.
+   *
+   * @return the node that was the leader
+   */
+  public Node killLeader() {
+    Node leader = leader();
+    Processes.killTree(leader.postmasterPid(), PATIENCE);
+    Long receiver = cutReceiver;
+    cutReceiver = null;
+    if (receiver != null && ProcessHandle.of(receiver).isPresent()) {
+      Processes.signal(receiver, "KILL");
+    }
+    return leader;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down (maybe this is the hook)
+    }
+    Long receiver = cutReceiver;
+    if (receiver != null && ProcessHandle.of(receiver).isPresent()) {
+      Processes.signal(receiver, "CONT");
+    }
+    for (Node n : nodes) {
+      n.stop();
+    }
+    etcd.close();
+    Processes.deleteRecursively(directory);
+  }
+
+  private Node launch(String name) {
+    Path dir = directory.resolve(name);
+    Node node = new Node(name, dir, Processes.freePort(), Processes.freePort());
+    try {
+      Files.createDirectories(dir);
+      Path yaml = dir.resolve("patroni.yml");
+      Files.writeString(
+          yaml,
+          config.yaml(name, node.port, node.restPort, etcd.hostAndPort(), dir),
+          StandardCharsets.UTF_8);
+      List<String> command = new ArrayList<>();
+      if (asRoot()) {
+        UserPrincipal owner =
+            dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(RUN_AS);
+        for (Path p : List.of(directory, dir, yaml)) {
+          Files.setOwner(p, owner);
+        }
+        command.addAll(List.of("runuser", "-u", RUN_AS, "--"));
+      }
+      command.addAll(List.of(onPath("patroni").orElseThrow().toString(), yaml.toString()));
+      node.process =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start Patroni " + name, e);
+    }
+    nodes.add(node);
+    return node;
+  }
+
+  private static boolean asRoot() {
+    return "root".equals(System.getProperty("user.name"));
+  }
+
+  private static Optional<Path> onPath(String program) {
+    return Stream.of(Optional.ofNullable(System.getenv("PATH")).orElse("").split(":"))
+        .map(d -> Path.of(d, program))
+        .filter(Files::isExecutable)
+        .findFirst();
+  }
+
+  /** One node: a Patroni process and the PostgreSQL server it manages. */
+  public final class Node {
+    private final String name;
+    private final Path dir;
+    private final int port;
+    private final int restPort;
+    private @Nullable Process process;
+
+    private Node(String name, Path dir, int port, int restPort) {
+      this.name = name;
+      this.dir = dir;
+      this.port = port;
+      this.restPort = restPort;
+    }
+
+    /** {@code node0} or {@code node1}. */
+    public String name() {
+      return name;
+    }
+
+    /** PostgreSQL's port. */
+    public int port() {
+      return port;
+    }
+
+    /** JDBC URL of {@code database} on this node only, as user {@code postgres}. */
+    public String jdbcUrl(String database) {
+      return "jdbc:postgresql://127.0.0.1:" + port + "/" + database + "?user=postgres";
+    }
+
+    /** An unpooled data source of this node only. */
+    public DataSource dataSource(String database) {
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setURL(jdbcUrl(database));
+      ds.setConnectTimeout(5);
+      return ds;
+    }
+
+    /** Whether the server answers and is in recovery (a standby); false if it does not answer. */
+    public boolean inRecovery() {
+      try {
+        return queryLong("SELECT pg_is_in_recovery()::int") == 1;
+      } catch (IllegalStateException e) {
+        return true;
+      }
+    }
+
+    private boolean streams() {
+      try {
+        return queryLong("SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'")
+            == 1;
+      } catch (IllegalStateException e) {
+        return false;
+      }
+    }
+
+    private long queryLong(String sql) {
+      try (Connection c = dataSource("postgres").getConnection();
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery(sql)) {
+        if (!rs.next()) {
+          throw new IllegalStateException(name + ": no row for " + sql);
+        }
+        return rs.getLong(1);
+      } catch (SQLException e) {
+        throw new IllegalStateException(name + ": " + sql + ": " + e.getMessage(), e);
+      }
+    }
+
+    private boolean answers(String path) {
+      HttpRequest request =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + path))
+              .timeout(Duration.ofSeconds(2))
+              .build();
+      try {
+        return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+      } catch (IOException e) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+
+    private long postmasterPid() {
+      try {
+        return Long.parseLong(Files.readAllLines(dir.resolve("data/postmaster.pid")).get(0).trim());
+      } catch (IOException e) {
+        throw new UncheckedIOException(name + ": no postmaster.pid", e);
+      }
+    }
+
+    private Path logFile() {
+      return dir.resolve("patroni.log");
+    }
+
+    String log() {
+      return Processes.tail(logFile());
+    }
+
+    // Patroni stops its PostgreSQL on SIGTERM (signalled itself, not through runuser).
+    private void stop() {
+      Process p = process;
+      process = null;
+      if (p == null) {
+        return;
+      }
+      p.descendants()
+          .filter(h -> h.info().command().orElse("").contains("python"))
+          .forEach(h -> Processes.stop(h, PATIENCE));
+      Processes.stop(p.toHandle(), PATIENCE);
+      if (Files.exists(dir.resolve("data/postmaster.pid"))) {
+        try {
+          long pid = postmasterPid();
+          if (ProcessHandle.of(pid).isPresent()) {
+            Processes.killTree(pid, PATIENCE);
+          }
+        } catch (RuntimeException e) {
+          // already gone
+        }
+      }
+    }
+
+    @Override
+    public String toString() {
+      return name + " (PostgreSQL 127.0.0.1:" + port + ", REST 127.0.0.1:" + restPort + ")";
+    }
+  }
+}

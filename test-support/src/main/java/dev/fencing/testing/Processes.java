@@ -1,0 +1,122 @@
+package dev.fencing.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+/** What the server harnesses share: free ports, signals, bounded polls, temporary folders. */
+final class Processes {
+  private static final long POLL_MILLIS = 50;
+
+  private Processes() {}
+
+  static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException("no free port", e);
+    }
+  }
+
+  /**
+   * Polls {@code condition} until it is true (then true) or {@code wait} has passed (then false).
+   * The condition may throw to end the wait early.
+   */
+  static boolean poll(Duration wait, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (true) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      try {
+        TimeUnit.MILLISECONDS.sleep(POLL_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+
+  /** Sends signal {@code name} (e.g. {@code STOP}, {@code CONT}, {@code TERM}) to {@code pid}. */
+  static void signal(long pid, String name) {
+    try {
+      Process kill =
+          new ProcessBuilder("kill", "-" + name, Long.toString(pid))
+              .redirectErrorStream(true)
+              .start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException(
+            "kill -"
+                + name
+                + " "
+                + pid
+                + " failed: "
+                + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("kill -" + name + " " + pid, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  /**
+   * SIGKILL to {@code pid} and every process it started (taken before the kill, so orphans are not
+   * missed), then waits until all of them are gone.
+   */
+  static void killTree(long pid, Duration wait) {
+    ProcessHandle root =
+        ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("no process " + pid));
+    List<ProcessHandle> all = Stream.concat(Stream.of(root), root.descendants()).toList();
+    all.forEach(ProcessHandle::destroyForcibly);
+    if (!poll(wait, () -> all.stream().noneMatch(ProcessHandle::isAlive))) {
+      throw new IllegalStateException("processes of " + pid + " still alive after SIGKILL");
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if {@code p} has not ended within {@code wait}. */
+  static void stop(ProcessHandle p, Duration wait) {
+    if (!p.isAlive()) {
+      return;
+    }
+    p.destroy();
+    if (!poll(wait, () -> !p.isAlive())) {
+      p.destroyForcibly();
+      poll(wait, () -> !p.isAlive());
+    }
+  }
+
+  /** The last 30 lines of {@code log}, for an error message. */
+  static String tail(Path log) {
+    try {
+      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException | UncheckedIOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  static void deleteRecursively(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException | UncheckedIOException e) {
+      // best effort: a temporary folder
+    }
+  }
+}
