@@ -182,6 +182,12 @@ public final class PatroniCluster implements AutoCloseable {
       throw new IllegalStateException(
           "no primary" + (old == null ? "" : " other than " + old.name) + " within " + wait + logs);
     }
+    for (Node n : nodes) {
+      Process patroni = n.process;
+      if (patroni != null && !patroni.isAlive() && !closed) {
+        startPatroni(n); // killed by killLeader(): rejoins as a replica of the new leader
+      }
+    }
     return found[0];
   }
 
@@ -202,17 +208,24 @@ public final class PatroniCluster implements AutoCloseable {
   }
 
   /**
-   * Kills the leader's postmaster and every process it started with SIGKILL, as a crash of its
-   * machine would; its Patroni stays up and, with {@code primary_start_timeout: 0}, hands over. A
-   * WAL receiver stopped by {@link #cutReplication()} is then killed too (it must not read what is
-   * left in its socket): the replica's server restarts it, finds no primary, and Patroni promotes
-   * it.
+   * Kills the leader's machine, as far as the cluster can tell: its postmaster and every process it
+   * started, then its Patroni, with SIGKILL. A Patroni left running would restart its server, and
+   * with more WAL than the cut-off replica it could win the leader race again (the failover this
+   * fault is for would then not happen). A WAL receiver stopped by {@link #cutReplication()} is
+   * then killed too (it must not read what is left in its socket): the replica's server restarts
+   * it, finds no primary, and once the leader key expires Patroni promotes it. {@link
+   * #awaitLeaderOtherThan} starts the killed node's Patroni again once another node leads, so it
+   * rejoins as a replica (pg_rewind).
    *
    * @return the node that was the leader
    */
   public Node killLeader() {
     Node leader = leader();
     Processes.killTree(leader.postmasterPid(), PATIENCE);
+    Process patroni = leader.process;
+    if (patroni != null) {
+      Processes.killTree(patroni.pid(), PATIENCE);
+    }
     Long receiver = cutReceiver;
     cutReceiver = null;
     if (receiver != null && ProcessHandle.of(receiver).isPresent()) {
@@ -253,26 +266,40 @@ public final class PatroniCluster implements AutoCloseable {
           yaml,
           config.yaml(name, node.port, node.restPort, etcd.hostAndPort(), dir),
           StandardCharsets.UTF_8);
-      List<String> command = new ArrayList<>();
       if (asRoot()) {
         UserPrincipal owner =
             dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(RUN_AS);
         for (Path p : List.of(directory, dir, yaml)) {
           Files.setOwner(p, owner);
         }
-        command.addAll(List.of("runuser", "-u", RUN_AS, "--"));
       }
-      command.addAll(List.of(onPath("patroni").orElseThrow().toString(), yaml.toString()));
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not prepare Patroni " + name, e);
+    }
+    startPatroni(node);
+    nodes.add(node);
+    return node;
+  }
+
+  /** Starts (or starts again, after {@link #killLeader()}) the node's Patroni. */
+  private void startPatroni(Node node) {
+    List<String> command = new ArrayList<>();
+    if (asRoot()) {
+      command.addAll(List.of("runuser", "-u", RUN_AS, "--"));
+    }
+    command.addAll(
+        List.of(
+            onPath("patroni").orElseThrow().toString(),
+            node.dir.resolve("patroni.yml").toString()));
+    try {
       node.process =
           new ProcessBuilder(command)
               .redirectErrorStream(true)
               .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
               .start();
     } catch (IOException e) {
-      throw new UncheckedIOException("could not start Patroni " + name, e);
+      throw new UncheckedIOException("could not start Patroni " + node.name, e);
     }
-    nodes.add(node);
-    return node;
   }
 
   private static boolean asRoot() {
