@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,6 +37,21 @@ final class FencedConnection implements InvocationHandler {
   interface JdbcCall {
     @Nullable Object call() throws Throwable;
   }
+
+  /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
+  @FunctionalInterface
+  interface Carrier {
+    /**
+     * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
+     * nothing was sent (the check then runs on its own, before the plain execution).
+     */
+    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
+  }
+
+  /** What a carried execution returns to its caller, and what the check returned. */
+  record Carried(@Nullable Object result, @Nullable Object advanced) {}
+
+  private static final Object NOT_CARRIED = new Object();
 
   private final Connection raw;
   private final TokenChecker checker;
@@ -74,16 +90,10 @@ final class FencedConnection implements InvocationHandler {
             this, (Statement) Delegation.invoke(raw, method, args), Statement.class, null);
       case "prepareStatement":
         return FencedStatement.wrap(
-            this,
-            (Statement) Delegation.invoke(raw, method, args),
-            PreparedStatement.class,
-            (String) args[0]);
+            this, (Statement) Delegation.invoke(raw, method, args), PreparedStatement.class, args);
       case "prepareCall":
         return FencedStatement.wrap(
-            this,
-            (Statement) Delegation.invoke(raw, method, args),
-            CallableStatement.class,
-            (String) args[0]);
+            this, (Statement) Delegation.invoke(raw, method, args), CallableStatement.class, args);
       case "commit":
       case "rollback":
       case "setAutoCommit":
@@ -167,12 +177,13 @@ final class FencedConnection implements InvocationHandler {
         SqlClassifier.classify(sql),
         guards,
         !guards.isEmpty() && !TableGuards.announced(guards),
-        call);
+        call,
+        null);
   }
 
   /** Runs {@code call}, an execution classified as {@code kind} that writes no declared table. */
   @Nullable Object execute(SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
-    return execute(kind, List.of(), false, call);
+    return execute(kind, List.of(), false, call, null);
   }
 
   /**
@@ -180,13 +191,15 @@ final class FencedConnection implements InvocationHandler {
    * transaction whose commit checks them if it wrote anything ({@link #commit()}): in autocommit
    * mode the wrapper makes each execution such a transaction of its own. A recognised write is also
    * checked before it runs, so the handover is fenced at the first write and protected tables see
-   * the check; a write the text hides is caught at the commit.
+   * the check; a write the text hides is caught at the commit. A {@code carrier} sends that check
+   * with the write, in the write's own round trip.
    */
   @Nullable Object execute(
       SqlClassifier.Classification kind,
       List<TableGuards.Guard> guards,
       boolean unannounced,
-      JdbcCall call)
+      JdbcCall call,
+      @Nullable Carrier carrier)
       throws Throwable {
     FencingContext context = checker.bound();
     if (!guards.isEmpty() && kind.mayWrite()) {
@@ -216,6 +229,10 @@ final class FencedConnection implements InvocationHandler {
     }
     remember(context);
     if (!raw.getAutoCommit()) {
+      Object carried = carried(context, kind, carrier);
+      if (carried != NOT_CARRIED) {
+        return carried;
+      }
       beforeRun(context, kind);
       return run(call, kind);
     }
@@ -223,8 +240,11 @@ final class FencedConnection implements InvocationHandler {
     raw.setAutoCommit(false);
     Object result;
     try {
-      beforeRun(context, kind);
-      result = run(call, kind);
+      result = carried(context, kind, carrier);
+      if (result == NOT_CARRIED) {
+        beforeRun(context, kind);
+        result = run(call, kind);
+      }
       commitChecked();
     } catch (Throwable primary) {
       // The refusal (or the write's own error) is what the caller must see, even when the
@@ -338,6 +358,56 @@ final class FencedConnection implements InvocationHandler {
     return unchecked;
   }
 
+  /**
+   * A recognised write that needs the check, run by {@code carrier} with the check in front of it
+   * (one round trip); {@link #NOT_CARRIED} if it needs no check or the carrier sent nothing.
+   */
+  private @Nullable Object carried(
+      FencingContext context, SqlClassifier.Classification kind, @Nullable Carrier carrier)
+      throws SQLException {
+    if (carrier == null
+        || !kind.mayWrite()
+        || kind.endsTransaction()
+        || kind.rollsBackToSavepoint()
+        || context.isEmpty()) {
+      return NOT_CARRIED;
+    }
+    List<FencingContext.Binding> unchecked = toCheck(context);
+    if (unchecked.isEmpty()) {
+      return NOT_CARRIED;
+    }
+    Array[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
+    long start = System.nanoTime();
+    Carried carried;
+    try {
+      carried = carrier.call(checker.checkSql(), arguments[0], arguments[1]);
+    } catch (SQLException e) {
+      // as run(): the check or the statement failed; either way nothing of it stays checked
+      checked.clear();
+      throw checker.carriedFailed(raw, e, unchecked);
+    }
+    if (carried == null) {
+      return NOT_CARRIED;
+    }
+    unchecked.forEach(b -> checked.add(b.token()));
+    checker.carried(unchecked.size(), carried.advanced(), System.nanoTime() - start);
+    return carried.result();
+  }
+
+  /**
+   * The bindings of {@code context} the open transaction has not checked (or whose lease is lost).
+   */
+  private List<FencingContext.Binding> toCheck(FencingContext context) {
+    List<FencingContext.Binding> unchecked = new ArrayList<>(context.bindings().size());
+    for (FencingContext.Binding b : context.bindings()) {
+      Lease lease = b.lease();
+      if (!checked.contains(b.token()) || (lease != null && lease.isLost())) {
+        unchecked.add(b);
+      }
+    }
+    return unchecked;
+  }
+
   private void ensureChecked(FencingContext context) throws SQLException {
     if (context.isEmpty()) {
       throw checker.refuse(
@@ -352,13 +422,7 @@ final class FencedConnection implements InvocationHandler {
               null),
           false);
     }
-    List<FencingContext.Binding> unchecked = new ArrayList<>(context.bindings().size());
-    for (FencingContext.Binding b : context.bindings()) {
-      Lease lease = b.lease();
-      if (!checked.contains(b.token()) || (lease != null && lease.isLost())) {
-        unchecked.add(b);
-      }
-    }
+    List<FencingContext.Binding> unchecked = toCheck(context);
     if (unchecked.isEmpty()) {
       return;
     }

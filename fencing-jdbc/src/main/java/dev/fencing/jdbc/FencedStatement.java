@@ -22,23 +22,39 @@ final class FencedStatement implements InvocationHandler {
   // A row of the prepared batch that no entity write announced (a bulk write of a per-row table).
   private boolean batchUnannounced;
 
+  // A prepared statement whose first write in a transaction can carry the check (issue 13).
+  private final @Nullable CarriedCheck carrier;
+
   private FencedStatement(
-      FencedConnection connection, Statement raw, @Nullable String preparedSql) {
+      FencedConnection connection,
+      Statement raw,
+      @Nullable String preparedSql,
+      @Nullable CarriedCheck carrier) {
     this.connection = connection;
     this.raw = raw;
     this.preparedSql = preparedSql;
     this.prepared = preparedSql == null ? null : SqlClassifier.classify(preparedSql);
+    this.carrier = carrier;
   }
 
+  /**
+   * The fenced proxy of {@code raw}, which {@code prepareStatement} or {@code prepareCall} returned
+   * for {@code prepareArgs} (null for a plain statement).
+   */
   static Object wrap(
       FencedConnection connection,
       Statement raw,
       Class<? extends Statement> type,
-      @Nullable String preparedSql) {
+      Object @Nullable [] prepareArgs) {
+    String sql =
+        prepareArgs != null && prepareArgs.length > 0 && prepareArgs[0] instanceof String s
+            ? s
+            : null;
     return Proxy.newProxyInstance(
         FencedStatement.class.getClassLoader(),
         new Class<?>[] {type},
-        new FencedStatement(connection, raw, preparedSql));
+        new FencedStatement(
+            connection, raw, sql, CarriedCheck.of(connection.raw(), raw, type, prepareArgs)));
   }
 
   @Override
@@ -51,6 +67,11 @@ final class FencedStatement implements InvocationHandler {
       List<TableGuards.Guard> guards = connection.guards().targets(sql);
       boolean unannounced =
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
+      CarriedCheck c = carrier;
+      FencedConnection.Carrier carried =
+          c != null && c.canCarry(name, args)
+              ? (check, resources, tokens) -> c.run(name, check, resources, tokens)
+              : null;
       try {
         return FencedChild.fence(
             connection,
@@ -58,7 +79,13 @@ final class FencedStatement implements InvocationHandler {
                 kindOf(args, isBatch),
                 guards,
                 unannounced,
-                () -> Delegation.invoke(raw, method, args)),
+                () -> {
+                  if (c != null) {
+                    c.executingRaw();
+                  }
+                  return Delegation.invoke(raw, method, args);
+                },
+                carried),
             self);
       } finally {
         if (isBatch) {
@@ -80,6 +107,37 @@ final class FencedStatement implements InvocationHandler {
         batch.clear();
         batchUnannounced = false;
         return Delegation.invoke(raw, method, args);
+      case "getResultSet":
+      case "getUpdateCount":
+      case "getLargeUpdateCount":
+      case "getMoreResults":
+      case "getWarnings":
+      case "clearWarnings":
+        // the results of the statement that executed last (the carrier's, if it carried the check)
+        return FencedChild.fence(
+            connection,
+            Delegation.invoke(carrier != null ? carrier.current() : raw, method, args),
+            self);
+      case "clearParameters":
+        if (carrier != null) {
+          carrier.clearParameters();
+        }
+        return Delegation.invoke(raw, method, args);
+      case "closeOnCompletion":
+        if (carrier != null) {
+          carrier.closeOnCompletion();
+        }
+        return Delegation.invoke(raw, method, args);
+      case "cancel":
+      case "close":
+        if (carrier != null) {
+          if (name.equals("close")) {
+            carrier.close();
+          } else {
+            carrier.cancel();
+          }
+        }
+        return Delegation.invoke(raw, method, args);
       case "getConnection":
         return connection.proxy();
       case "unwrap":
@@ -87,9 +145,14 @@ final class FencedStatement implements InvocationHandler {
         return iface.isInstance(self) ? self : raw.unwrap(iface);
       default:
         Object common = Delegation.common(self, raw, method, args);
-        return common != Delegation.NOT_COMMON
-            ? common
-            : FencedChild.fence(connection, Delegation.invoke(raw, method, args), self);
+        if (common != Delegation.NOT_COMMON) {
+          return common;
+        }
+        Object result = FencedChild.fence(connection, Delegation.invoke(raw, method, args), self);
+        if (carrier != null && name.startsWith("set")) {
+          carrier.called(method, args); // a parameter the driver accepted, for the replay
+        }
+        return result;
     }
   }
 

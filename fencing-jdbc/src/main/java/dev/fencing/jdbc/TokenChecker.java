@@ -112,8 +112,61 @@ final class TokenChecker {
     return run(connection, bindings, checkIfWrittenSql);
   }
 
-  private boolean run(Connection connection, List<FencingContext.Binding> bindings, String sql)
+  /**
+   * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
+   */
+  String checkSql() {
+    return checkSql;
+  }
+
+  /**
+   * The check's two arguments (resources, tokens) for {@code bindings}, after refusing any binding
+   * whose lease is known lost (as {@link #check} does): for a statement that carries the check.
+   */
+  Array[] arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
+    refuseLostLeases(connection, bindings);
+    String[] resources = new String[bindings.size()];
+    Long[] tokens = new Long[bindings.size()];
+    for (int i = 0; i < resources.length; i++) {
+      resources[i] = bindings.get(i).token().resource();
+      tokens[i] = bindings.get(i).token().value();
+    }
+    return new Array[] {
+      connection.createArrayOf("text", resources), connection.createArrayOf("bigint", tokens)
+    };
+  }
+
+  /**
+   * The failure of a statement that carried the check of {@code bindings}: a refusal (the check's,
+   * or one the statement itself met) rolled back, recorded and translated as {@link #check} does;
+   * anything else as it is.
+   */
+  SQLException carriedFailed(
+      Connection connection, SQLException e, List<FencingContext.Binding> bindings) {
+    ServerErrorMessage server = FencingExceptions.serverError(e);
+    boolean check =
+        bindings.size() == 1
+            && server != null
+            && server.getWhere() != null
+            && server.getWhere().contains(".check_tokens(");
+    FencingRefusedException refusal =
+        FencingExceptions.translate(
+            e,
+            check ? bindings.get(0).token().resource() : null,
+            check ? bindings.get(0).token().value() : null);
+    return refusal == null ? e : refuse(connection, refusal, true);
+  }
+
+  /** Counts a check a statement carried: {@code advanced} is the check's result. */
+  void carried(int tokens, @Nullable Object advanced, long nanos) {
+    if (advanced instanceof Number n) {
+      metrics.checked(tokens, n.intValue(), nanos);
+    }
+  }
+
+  private void refuseLostLeases(Connection connection, List<FencingContext.Binding> bindings)
+      throws FencingRefusedException {
     for (FencingContext.Binding b : bindings) {
       Lease lease = b.lease();
       if (lease != null && lease.isLost()) {
@@ -129,6 +182,11 @@ final class TokenChecker {
             true);
       }
     }
+  }
+
+  private boolean run(Connection connection, List<FencingContext.Binding> bindings, String sql)
+      throws SQLException {
+    refuseLostLeases(connection, bindings);
     String[] resources = new String[bindings.size()];
     Long[] tokens = new Long[bindings.size()];
     for (int i = 0; i < resources.length; i++) {

@@ -1,0 +1,270 @@
+package dev.fencing.jdbc;
+
+import java.io.InputStream;
+import java.io.Reader;
+import java.lang.reflect.Method;
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.Clob;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLXML;
+import java.sql.Statement;
+import java.util.Calendar;
+import java.util.HashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.util.GT;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLState;
+
+/**
+ * Issue 13, no extra round trip: the check of a transaction's first write travels with the write.
+ * For a {@code PreparedStatement} of one statement, the execution that needs the check runs {@code
+ * SELECT <schema>.check_tokens(?, ?); <the statement's SQL>} instead, one multi-statement prepared
+ * statement (the two arrays at 1 and 2, the caller's parameters replayed at their index + 2).
+ * pgjdbc sends both statements before one Sync: one round trip; a refusal by the check makes the
+ * server skip the statement. The check's row is read and hidden; what the caller gets (the return
+ * value, results, update counts, warnings, the driver's own exceptions) is the statement's, as the
+ * driver gives it for the call made.
+ *
+ * <p>The caller's statement stays the driver's statement, used by every other execution; this
+ * records its parameters (index, setter, arguments) for the replay, and knows which of the two
+ * statements executed last, whose results the caller sees. Not carried (checked by a round trip of
+ * its own): anything but a plain {@code prepareStatement(sql)} (generated keys, scrollable or
+ * updatable result sets, {@code prepareCall}), SQL with a {@code ;} before its end, batches, a
+ * stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML} parameter (until {@code
+ * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, and an execution
+ * with a parameter unset (the driver's own error then names the caller's index).
+ */
+final class CarriedCheck {
+  /** A setter call to replay: {@code setter} with {@code args} (the index first). */
+  private record Param(Method setter, Object[] args) {}
+
+  private final Connection connection;
+  private final PreparedStatement raw;
+  private final String sql;
+  private final Map<Integer, Param> params = new HashMap<>();
+  private boolean replayable = true;
+  private boolean closeOnCompletion;
+  private @Nullable PreparedStatement combined;
+  // the statement whose results the caller sees: the one that executed last
+  private Statement current;
+
+  private CarriedCheck(Connection connection, PreparedStatement raw, String sql) {
+    this.connection = connection;
+    this.raw = raw;
+    this.sql = sql;
+    this.current = raw;
+  }
+
+  /**
+   * The carrier of a statement {@code connection.prepareStatement(args)} returned, or null if its
+   * executions cannot carry the check.
+   */
+  static @Nullable CarriedCheck of(
+      Connection connection, Statement raw, Class<?> type, Object @Nullable [] args) {
+    if (type != PreparedStatement.class
+        || args == null
+        || !(args[0] instanceof String sql)
+        || !plain(args)
+        || !oneStatement(sql)) {
+      return null;
+    }
+    return new CarriedCheck(connection, (PreparedStatement) raw, sql);
+  }
+
+  /** prepareStatement(sql), (sql, NO_GENERATED_KEYS), (sql, FORWARD_ONLY, READ_ONLY). */
+  private static boolean plain(Object[] args) {
+    return switch (args.length) {
+      case 1 -> true;
+      case 2 -> args[1] instanceof Integer keys && keys == Statement.NO_GENERATED_KEYS;
+      case 3 ->
+          args[1] instanceof Integer type
+              && type == ResultSet.TYPE_FORWARD_ONLY
+              && args[2] instanceof Integer concurrency
+              && concurrency == ResultSet.CONCUR_READ_ONLY;
+      default -> false;
+    };
+  }
+
+  /**
+   * Whether {@code sql} is surely one statement: no {@code ;} but trailing ones. A {@code ;} in a
+   * literal or comment only costs the carry; the check still runs, in its own round trip.
+   */
+  static boolean oneStatement(String sql) {
+    int semicolon = sql.indexOf(';');
+    if (semicolon < 0) {
+      return true;
+    }
+    for (int i = semicolon; i < sql.length(); i++) {
+      char c = sql.charAt(i);
+      if (c != ';' && !Character.isWhitespace(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The statement whose results, update counts and warnings the caller sees. */
+  Statement current() {
+    return current;
+  }
+
+  /** Records a call the driver's statement accepted, if it sets a parameter. */
+  void called(Method method, Object @Nullable [] args) {
+    if (args == null
+        || args.length < 2
+        || !(args[0] instanceof Integer index)
+        || !method.getName().startsWith("set")
+        || method.getParameterTypes()[0] != int.class) {
+      return;
+    }
+    Object[] copy = args.clone();
+    for (int i = 1; i < copy.length; i++) {
+      Object a = copy[i];
+      if (a instanceof InputStream
+          || a instanceof Reader
+          || a instanceof Blob
+          || a instanceof Clob
+          || a instanceof SQLXML) {
+        replayable = false; // read once by the driver
+      } else if (a instanceof byte[] bytes) {
+        copy[i] = bytes.clone();
+      } else if (a instanceof java.util.Date date) {
+        copy[i] = date.clone();
+      } else if (a instanceof Calendar calendar) {
+        copy[i] = calendar.clone();
+      } else if (a instanceof Object[] array) {
+        copy[i] = array.clone();
+      }
+    }
+    params.put(index, new Param(method, copy));
+  }
+
+  void clearParameters() {
+    params.clear();
+    replayable = true;
+  }
+
+  void closeOnCompletion() {
+    closeOnCompletion = true;
+  }
+
+  /** The driver's statement executes now (not carrying the check). */
+  void executingRaw() throws SQLException {
+    switchTo(raw);
+  }
+
+  /** Whether this execution ({@code name} with {@code args}) can carry the check. */
+  boolean canCarry(String name, Object @Nullable [] args) {
+    return (args == null || args.length == 0)
+        && replayable
+        && !closeOnCompletion
+        && (name.equals("execute")
+            || name.equals("executeQuery")
+            || name.equals("executeUpdate")
+            || name.equals("executeLargeUpdate"));
+  }
+
+  /**
+   * Runs {@code name} (an execution {@link #canCarry} accepted) behind the check, in one round
+   * trip. Null if nothing was sent (the caller then checks on its own and executes as usual).
+   */
+  FencedConnection.@Nullable Carried run(
+      String name, String checkSql, Array resources, Array tokens) throws SQLException {
+    if (raw.getFetchSize() != 0) {
+      return null; // cursor fetching: the driver's own execution
+    }
+    PreparedStatement c = combined;
+    if (c == null) {
+      c = connection.prepareStatement(checkSql + "; " + sql);
+      combined = c;
+    }
+    boolean update = name.equals("executeUpdate") || name.equals("executeLargeUpdate");
+    c.clearParameters();
+    c.setArray(1, resources);
+    c.setArray(2, tokens);
+    for (Map.Entry<Integer, Param> p : params.entrySet()) {
+      Object[] args = p.getValue().args().clone();
+      args[0] = p.getKey() + 2;
+      try {
+        Delegation.invoke(c, p.getValue().setter(), args);
+      } catch (SQLException | RuntimeException | Error e) {
+        throw e;
+      } catch (Throwable e) {
+        throw new SQLException(e);
+      }
+    }
+    // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
+    c.setMaxRows(update ? 1 : raw.getMaxRows());
+    c.setQueryTimeout(raw.getQueryTimeout());
+    c.setMaxFieldSize(raw.getMaxFieldSize());
+    c.setFetchDirection(raw.getFetchDirection());
+    switchTo(c);
+    try {
+      c.execute();
+    } catch (PSQLException e) {
+      if (e.getServerErrorMessage() == null
+          && PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())) {
+        current = raw; // a parameter unset: refused before anything was sent
+        return null;
+      }
+      throw e;
+    }
+    Object advanced = null;
+    try (ResultSet check = c.getResultSet()) {
+      if (check != null && check.next()) {
+        advanced = check.getObject(1);
+      }
+    }
+    boolean isResultSet = c.getMoreResults();
+    Object result;
+    switch (name) {
+      case "execute" -> result = isResultSet;
+      case "executeQuery" -> {
+        if (!isResultSet) {
+          throw new PSQLException(
+              GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
+        }
+        result = c.getResultSet();
+      }
+      default -> {
+        if (isResultSet) {
+          throw new PSQLException(
+              GT.tr("A result was returned when none was expected."), PSQLState.TOO_MANY_RESULTS);
+        }
+        result =
+            name.equals("executeLargeUpdate")
+                ? (Object) c.getLargeUpdateCount()
+                : c.getUpdateCount();
+      }
+    }
+    return new FencedConnection.Carried(result, advanced);
+  }
+
+  /** As the driver closes a statement's results when it executes again. */
+  private void switchTo(Statement next) throws SQLException {
+    if (current != next) {
+      ResultSet open = current.getResultSet();
+      if (open != null) {
+        open.close();
+      }
+      current = next;
+    }
+  }
+
+  void close() throws SQLException {
+    if (combined != null) {
+      combined.close();
+    }
+  }
+
+  void cancel() throws SQLException {
+    if (combined != null) {
+      combined.cancel();
+    }
+  }
+}

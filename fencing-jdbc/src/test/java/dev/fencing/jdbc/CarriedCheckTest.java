@@ -1,0 +1,271 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.exec;
+import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.FencingTestSupport.queryLong;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue 13, no extra round trip: the check of a transaction's first write travels with the write
+ * ({@link CarriedCheck}). A fenced transaction takes as many round trips as the unfenced one; a
+ * zombie is refused by the check that travels with its write, which the server then skips.
+ */
+@SuppressWarnings("try") // scopes are opened for their effect on the thread
+class CarriedCheckTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final AtomicInteger RESOURCES = new AtomicInteger();
+  private static DataSource plain;
+
+  @BeforeAll
+  static void schema() throws SQLException {
+    FencingTestSupport.migrate(db);
+    plain = db.dataSource();
+    exec(plain, "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)");
+    exec(plain, "INSERT INTO acct SELECT g, 0 FROM generate_series(1, 10) g");
+    exec(plain, "CREATE TABLE hist (id serial PRIMARY KEY, aid int NOT NULL, delta int NOT NULL)");
+  }
+
+  private static String resource(long maxSeen) throws SQLException {
+    return externalResource(plain, "carry-" + RESOURCES.incrementAndGet(), maxSeen);
+  }
+
+  /** One transaction on {@code c}: {@code updates} single-row UPDATEs, a SELECT, an INSERT. */
+  private static void transaction(Connection c, int updates) throws SQLException {
+    for (int i = 1; i <= updates; i++) {
+      try (PreparedStatement ps = c.prepareStatement("UPDATE acct SET v = v + ? WHERE id = ?")) {
+        ps.setInt(1, 1);
+        ps.setInt(2, i);
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+    }
+    if (updates > 1) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT v FROM acct WHERE id = ?")) {
+        ps.setInt(1, 1);
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+        }
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, ?)")) {
+        ps.setInt(1, 1);
+        ps.setInt(2, 1);
+        ps.executeUpdate();
+      }
+    }
+    if (!c.getAutoCommit()) {
+      c.commit();
+    }
+  }
+
+  /** Round trips of two transactions back to back on one connection of {@code ds}. */
+  private static List<Integer> roundTrips(DataSource ds, boolean autoCommit, int updates)
+      throws SQLException {
+    try (Connection c = ds.getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      c.setAutoCommit(autoCommit);
+      trips.reset();
+      transaction(c, updates);
+      int first = trips.count();
+      trips.reset();
+      transaction(c, updates);
+      return List.of(first, trips.count());
+    }
+  }
+
+  @Test
+  void aFencedTransactionTakesAsManyRoundTripsAsTheUnfencedOne() throws SQLException {
+    String resource = resource(5);
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    for (int updates : new int[] {1, 3}) {
+      List<Integer> unfenced = roundTrips(plain, false, updates);
+      List<Integer> seen;
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+        seen = roundTrips(fenced, false, updates);
+      }
+      assertThat(seen)
+          .as("round trips of two fenced transactions of %s UPDATE(s)", updates)
+          .isEqualTo(unfenced)
+          .containsExactly(updates == 1 ? 2 : 6, updates == 1 ? 2 : 6);
+    }
+  }
+
+  @Test
+  void anAutocommitWriteCostsOneRoundTripMoreThanUnfencedItsCommit() throws SQLException {
+    String resource = resource(5);
+    List<Integer> unfenced = roundTrips(plain, true, 1);
+    List<Integer> seen;
+    try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+      seen = roundTrips(FencedDataSource.wrap(plain), true, 1);
+    }
+    assertThat(unfenced).containsExactly(1, 1);
+    // the check with the statement (BEGIN in front), then the COMMIT: not the 3 of a separate check
+    assertThat(seen).containsExactly(2, 2);
+  }
+
+  static String isolationName(int level) {
+    return switch (level) {
+      case Connection.TRANSACTION_READ_COMMITTED -> "read committed";
+      case Connection.TRANSACTION_REPEATABLE_READ -> "repeatable read";
+      default -> "serializable";
+    };
+  }
+
+  /**
+   * The zombie's transaction takes its snapshot, the holder's newer token is accepted and
+   * committed, then the zombie's first write carries the check: refused (ZF001), the write skipped
+   * by the server although it was sent, the refusal recorded.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void aZombieIsRefusedByTheCheckItsWriteCarries(int isolation) throws Exception {
+    String resource = resource(5);
+    int aid = RESOURCES.get() * 100;
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    long before = queryLong(plain, "SELECT count(*) FROM hist");
+    try (Connection zombie = fenced.getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      zombie.setAutoCommit(false);
+      zombie.setTransactionIsolation(isolation);
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+        assertThat(FencingTestSupport.query(zombie, "SELECT count(*) FROM hist"))
+            .as("the zombie's snapshot")
+            .isEqualTo(before);
+      }
+      // the holder, with the newer token: accepted (a carried check too) and committed
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 6));
+          Connection holder = fenced.getConnection()) {
+        holder.setAutoCommit(false);
+        try (PreparedStatement ps =
+            holder.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, ?)")) {
+          ps.setInt(1, aid + 6);
+          ps.setInt(2, 6);
+          assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        holder.commit();
+      }
+      trips.reset();
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
+          PreparedStatement ps =
+              zombie.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, -5)")) {
+        ps.setInt(1, aid + 5);
+        assertThatThrownBy(ps::executeUpdate)
+            .isInstanceOf(StaleFencingTokenException.class)
+            .satisfies(
+                e -> {
+                  StaleFencingTokenException stale = (StaleFencingTokenException) e;
+                  assertThat(stale.getSQLState()).isEqualTo("ZF001");
+                  assertThat(stale.resource()).isEqualTo(resource);
+                  assertThat(stale.presentedToken()).isEqualTo(5L);
+                });
+      }
+      List<String> sent = trips.sent();
+      int write = indexOf(sent, "INSERT INTO hist (aid, delta) VALUES ($1, -5)");
+      assertThat(write).as("the write was sent with the check: %s", sent).isPositive();
+      assertThat(indexOf(sent.subList(0, write), "check_tokens("))
+          .as("the check before it, in the same round trip: %s", sent)
+          .isNotNegative();
+      assertThat(sent.subList(indexOf(sent, "check_tokens("), write)).doesNotContain(" FE=> Sync");
+      assertThat(zombie.getAutoCommit()).isFalse();
+      zombie.commit();
+    }
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 5))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 6))
+        .as("the holder's write")
+        .isEqualTo(1);
+    assertThat(FencingTestSupport.rejections(plain, resource, "stale_token"))
+        .as("the refusal recorded")
+        .isEqualTo(1);
+  }
+
+  /**
+   * A carried check holds the fence until the commit: the holder's newer token, checked at its
+   * first write, waits until the zombie's transaction, accepted first, ends.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void aCarriedCheckHoldsTheFenceUntilTheCommit(int isolation) throws Exception {
+    String resource = resource(5);
+    int aid = RESOURCES.get() * 100;
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    CompletableFuture<Void> holderDone;
+    try (Connection zombie = fenced.getConnection();
+        FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+      zombie.setAutoCommit(false);
+      zombie.setTransactionIsolation(isolation);
+      try (RoundTrips trips = new RoundTrips();
+          PreparedStatement ps =
+              zombie.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, 50)")) {
+        ps.setInt(1, aid + 5);
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+        assertThat(trips.count()).as("the check carried").isEqualTo(1);
+      }
+      holderDone =
+          CompletableFuture.runAsync(
+              () -> {
+                try (FencingScope holderScope = Fencing.bind(FencingToken.of(resource, 6));
+                    Connection holder = fenced.getConnection()) {
+                  holder.setAutoCommit(false);
+                  holder.setTransactionIsolation(isolation);
+                  try (PreparedStatement ps =
+                      holder.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, 60)")) {
+                    ps.setInt(1, aid + 6);
+                    ps.executeUpdate(); // waits until the zombie's transaction ends
+                  }
+                  holder.commit();
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      FencingTestSupport.awaitWaitingOnLock(plain, "check_tokens", 1);
+      assertThat(holderDone).isNotDone();
+      zombie.commit();
+    }
+    holderDone.get(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 5))
+        .as("the zombie, accepted before the handover, committed")
+        .isEqualTo(1);
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 6))
+        .as("then the holder")
+        .isEqualTo(1);
+    assertThat(FencingTestSupport.maxSeen(plain, resource)).isEqualTo(6);
+  }
+
+  private static int indexOf(List<String> sent, String fragment) {
+    for (int i = 0; i < sent.size(); i++) {
+      if (sent.get(i).contains(fragment)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}
