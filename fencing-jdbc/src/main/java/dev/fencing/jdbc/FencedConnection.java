@@ -21,6 +21,8 @@ import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLState;
 
 /**
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
@@ -238,12 +240,20 @@ final class FencedConnection implements InvocationHandler {
     }
     // Autocommit: make the execution and its check one transaction, never half-applied.
     raw.setAutoCommit(false);
-    Object result;
+    Object result = null;
+    SQLException ranThenRefused = null;
     try {
-      result = carried(context, kind, carrier);
-      if (result == NOT_CARRIED) {
-        beforeRun(context, kind);
-        result = run(call, kind);
+      try {
+        result = carried(context, kind, carrier);
+        if (result == NOT_CARRIED) {
+          beforeRun(context, kind);
+          result = run(call, kind);
+        }
+      } catch (PSQLException e) {
+        if (!ranThenRefused(e)) {
+          throw e;
+        }
+        ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
       }
       commitChecked();
     } catch (Throwable primary) {
@@ -265,7 +275,21 @@ final class FencedConnection implements InvocationHandler {
     endTransaction();
     raw.setAutoCommit(true);
     checker.recordPending(raw);
+    if (ranThenRefused != null) {
+      throw ranThenRefused;
+    }
     return result;
+  }
+
+  /**
+   * The driver's own refusal of a statement that ran: {@code executeQuery} of a statement that
+   * returned no rows, {@code executeUpdate} of one that did. The server ran it successfully, so in
+   * autocommit it is committed as it would be without the wrapper.
+   */
+  private static boolean ranThenRefused(PSQLException e) {
+    return e.getServerErrorMessage() == null
+        && (PSQLState.NO_DATA.getState().equals(e.getSQLState())
+            || PSQLState.TOO_MANY_RESULTS.getState().equals(e.getSQLState()));
   }
 
   private void beforeRun(FencingContext context, SqlClassifier.Classification kind)

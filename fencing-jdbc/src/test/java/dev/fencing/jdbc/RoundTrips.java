@@ -9,15 +9,18 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Counts round trips as pgjdbc logs them at FINEST (as {@link LeaseRoundTripTest} does): the
- * extended protocol ends each with a Sync, the simple protocol sends each as one query message
- * (pgjdbc's own BEGIN and autosave SAVEPOINT go in front of the next one, without a wait). Also
- * keeps the messages sent, formatted. Test code only; {@link #close()} restores the logger.
+ * Counts round trips as pgjdbc logs its messages at FINEST (as {@link LeaseRoundTripTest} does):
+ * each time it reads from the server after sending, it waited once. (Syncs alone would not do: with
+ * {@code preferQueryMode=simple} pgjdbc sends each statement of a multi-statement query as a query
+ * message of its own, all before reading.) Also keeps the messages sent, formatted. Test code only;
+ * {@link #close()} restores the logger.
  */
 final class RoundTrips implements AutoCloseable {
   private static final Logger PGJDBC = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
 
   private final List<String> sent = new ArrayList<>();
+  private int waits; // guarded by sent
+  private boolean sending; // guarded by sent
   private final Level previousLevel;
   private final boolean previousParents;
   private final Handler handler =
@@ -25,13 +28,24 @@ final class RoundTrips implements AutoCloseable {
         @Override
         public void publish(LogRecord record) {
           String message = record.getMessage();
-          if (message != null && message.startsWith(" FE=> ")) {
+          if (message == null) {
+            return;
+          }
+          if (message.startsWith(" <=BE")) {
+            synchronized (sent) {
+              if (sending) {
+                waits++;
+                sending = false;
+              }
+            }
+          } else if (message.startsWith(" FE=> ")) {
             String formatted =
                 record.getParameters() == null
                     ? message
                     : MessageFormat.format(message, record.getParameters());
             synchronized (sent) {
               sent.add(formatted);
+              sending = true;
             }
           }
         }
@@ -55,24 +69,16 @@ final class RoundTrips implements AutoCloseable {
   void reset() {
     synchronized (sent) {
       sent.clear();
+      waits = 0;
+      sending = false;
     }
   }
 
-  /** Round trips since the last reset: Sync messages and simple queries. */
+  /** Round trips since the last reset: how often pgjdbc read from the server after sending. */
   int count() {
     synchronized (sent) {
-      return (int) sent.stream().filter(m -> m.equals(" FE=> Sync") || ownQuery(m)).count();
+      return waits;
     }
-  }
-
-  /**
-   * A simple query the caller waits for; not pgjdbc's own BEGIN and autosave SAVEPOINT, which it
-   * sends in front of the next query without waiting.
-   */
-  private static boolean ownQuery(String m) {
-    return m.startsWith(" FE=> SimpleQuery")
-        && !m.contains("query=\"BEGIN\"")
-        && !m.contains("query=\"SAVEPOINT PGJDBC_AUTOSAVE\"");
   }
 
   /** The messages sent since the last reset, formatted. */
