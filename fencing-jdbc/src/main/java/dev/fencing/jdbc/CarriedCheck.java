@@ -40,6 +40,19 @@ import org.postgresql.util.PSQLState;
  * with a parameter unset (the driver's own error then names the caller's index).
  */
 final class CarriedCheck {
+  /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
+  @FunctionalInterface
+  interface Carrier {
+    /**
+     * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
+     * nothing was sent (the check then runs on its own, before the plain execution).
+     */
+    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
+  }
+
+  /** What a carried execution returns to its caller, and what the check returned. */
+  record Carried(@Nullable Object result, @Nullable Object advanced) {}
+
   /** A setter call to replay: {@code setter} with {@code args} (the index first). */
   private record Param(Method setter, Object[] args) {}
 
@@ -173,8 +186,8 @@ final class CarriedCheck {
    * Runs {@code name} (an execution {@link #canCarry} accepted) behind the check, in one round
    * trip. Null if nothing was sent (the caller then checks on its own and executes as usual).
    */
-  FencedConnection.@Nullable Carried run(
-      String name, String checkSql, Array resources, Array tokens) throws SQLException {
+  @Nullable Carried run(String name, String checkSql, Array resources, Array tokens)
+      throws SQLException {
     if (raw.getFetchSize() != 0) {
       return null; // cursor fetching: the driver's own execution
     }
@@ -242,7 +255,7 @@ final class CarriedCheck {
                 : c.getUpdateCount();
       }
     }
-    return new FencedConnection.Carried(result, advanced);
+    return new Carried(result, advanced);
   }
 
   /** As the driver closes a statement's results when it executes again. */
@@ -266,5 +279,16 @@ final class CarriedCheck {
     if (combined != null) {
       combined.cancel();
     }
+  }
+
+  /**
+   * The driver's own refusal of a statement that ran: {@code executeQuery} of a statement that
+   * returned no rows, {@code executeUpdate} of one that did. The server ran it successfully, so in
+   * autocommit it is committed as it would be without the wrapper.
+   */
+  static boolean ranThenRefused(PSQLException e) {
+    return e.getServerErrorMessage() == null
+        && (PSQLState.NO_DATA.getState().equals(e.getSQLState())
+            || PSQLState.TOO_MANY_RESULTS.getState().equals(e.getSQLState()));
   }
 }

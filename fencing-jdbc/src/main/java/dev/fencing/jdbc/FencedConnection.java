@@ -21,8 +21,8 @@ import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
+import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.PSQLException;
-import org.postgresql.util.PSQLState;
 
 /**
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
@@ -39,19 +39,6 @@ final class FencedConnection implements InvocationHandler {
   interface JdbcCall {
     @Nullable Object call() throws Throwable;
   }
-
-  /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
-  @FunctionalInterface
-  interface Carrier {
-    /**
-     * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
-     * nothing was sent (the check then runs on its own, before the plain execution).
-     */
-    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
-  }
-
-  /** What a carried execution returns to its caller, and what the check returned. */
-  record Carried(@Nullable Object result, @Nullable Object advanced) {}
 
   private static final Object NOT_CARRIED = new Object();
 
@@ -201,7 +188,7 @@ final class FencedConnection implements InvocationHandler {
       List<TableGuards.Guard> guards,
       boolean unannounced,
       JdbcCall call,
-      @Nullable Carrier carrier)
+      CarriedCheck.@Nullable Carrier carrier)
       throws Throwable {
     FencingContext context = checker.bound();
     if (!guards.isEmpty() && kind.mayWrite()) {
@@ -238,6 +225,22 @@ final class FencedConnection implements InvocationHandler {
       beforeRun(context, kind);
       return run(call, kind);
     }
+    if (carrier != null && oneImplicitTransaction()) {
+      // The check and the write before one Sync: the server runs them as one implicit transaction,
+      // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
+      Object carried;
+      try {
+        carried = carried(context, kind, carrier);
+      } catch (Throwable e) {
+        endTransaction();
+        throw e;
+      }
+      if (carried != NOT_CARRIED) {
+        endTransaction();
+        checker.recordPending(raw);
+        return carried;
+      }
+    }
     // Autocommit: make the execution and its check one transaction, never half-applied.
     raw.setAutoCommit(false);
     Object result = null;
@@ -250,7 +253,7 @@ final class FencedConnection implements InvocationHandler {
           result = run(call, kind);
         }
       } catch (PSQLException e) {
-        if (!ranThenRefused(e)) {
+        if (!CarriedCheck.ranThenRefused(e)) {
           throw e;
         }
         ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
@@ -279,17 +282,6 @@ final class FencedConnection implements InvocationHandler {
       throw ranThenRefused;
     }
     return result;
-  }
-
-  /**
-   * The driver's own refusal of a statement that ran: {@code executeQuery} of a statement that
-   * returned no rows, {@code executeUpdate} of one that did. The server ran it successfully, so in
-   * autocommit it is committed as it would be without the wrapper.
-   */
-  private static boolean ranThenRefused(PSQLException e) {
-    return e.getServerErrorMessage() == null
-        && (PSQLState.NO_DATA.getState().equals(e.getSQLState())
-            || PSQLState.TOO_MANY_RESULTS.getState().equals(e.getSQLState()));
   }
 
   private void beforeRun(FencingContext context, SqlClassifier.Classification kind)
@@ -359,12 +351,28 @@ final class FencedConnection implements InvocationHandler {
   }
 
   private TransactionState transactionState() throws SQLException {
+    return driver().getTransactionState();
+  }
+
+  /**
+   * In autocommit, whether a multi-statement execution runs as one implicit transaction: no
+   * transaction block open, and the extended protocol (one Sync for all its statements). Not with
+   * {@code preferQueryMode=simple}: pgjdbc sends each statement as a query message of its own, each
+   * its own transaction.
+   */
+  private boolean oneImplicitTransaction() throws SQLException {
+    BaseConnection driver = driver();
+    return driver.getPreferQueryMode() != PreferQueryMode.SIMPLE
+        && driver.getTransactionState() == TransactionState.IDLE;
+  }
+
+  private BaseConnection driver() throws SQLException {
     BaseConnection driver = base;
     if (driver == null) {
       driver = raw.unwrap(BaseConnection.class);
       base = driver;
     }
-    return driver.getTransactionState();
+    return driver;
   }
 
   private void endTransaction() {
@@ -387,7 +395,9 @@ final class FencedConnection implements InvocationHandler {
    * (one round trip); {@link #NOT_CARRIED} if it needs no check or the carrier sent nothing.
    */
   private @Nullable Object carried(
-      FencingContext context, SqlClassifier.Classification kind, @Nullable Carrier carrier)
+      FencingContext context,
+      SqlClassifier.Classification kind,
+      CarriedCheck.@Nullable Carrier carrier)
       throws SQLException {
     if (carrier == null
         || !kind.mayWrite()
@@ -402,7 +412,7 @@ final class FencedConnection implements InvocationHandler {
     }
     Array[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
     long start = System.nanoTime();
-    Carried carried;
+    CarriedCheck.Carried carried;
     try {
       carried = carrier.call(checker.checkSql(), arguments[0], arguments[1]);
     } catch (SQLException e) {

@@ -68,7 +68,7 @@ final class FencedStatement implements InvocationHandler {
       boolean unannounced =
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       CarriedCheck c = carrier;
-      FencedConnection.Carrier carried =
+      CarriedCheck.Carrier carried =
           c != null && c.canCarry(name, args)
               ? (check, resources, tokens) -> c.run(name, check, resources, tokens)
               : null;

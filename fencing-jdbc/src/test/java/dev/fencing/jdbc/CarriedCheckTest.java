@@ -20,7 +20,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * Issue 13, no extra round trip: the check of a transaction's first write travels with the write
@@ -108,7 +111,7 @@ class CarriedCheckTest {
   }
 
   @Test
-  void anAutocommitWriteCostsOneRoundTripMoreThanUnfencedItsCommit() throws SQLException {
+  void anAutocommitWriteTakesOneRoundTripAsUnfenced() throws SQLException {
     String resource = resource(5);
     List<Integer> unfenced = roundTrips(plain, true, 1);
     List<Integer> seen;
@@ -116,16 +119,107 @@ class CarriedCheckTest {
       seen = roundTrips(FencedDataSource.wrap(plain), true, 1);
     }
     assertThat(unfenced).containsExactly(1, 1);
-    // the check with the statement (BEGIN in front), then the COMMIT: not the 3 of a separate check
+    assertThat(seen).as("the check and the write, one implicit transaction").isEqualTo(unfenced);
+  }
+
+  @Test
+  void withSimpleQueriesAnAutocommitWriteIsItsOwnTransactionWithItsCheck() throws SQLException {
+    String resource = resource(5);
+    PGSimpleDataSource simple =
+        FencingTestSupport.plain(
+            db,
+            ds -> {
+              ds.setPreferQueryMode(PreferQueryMode.SIMPLE);
+              return ds;
+            });
+    List<Integer> seen;
+    try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+      seen = roundTrips(FencedDataSource.wrap(simple), true, 1);
+    }
+    // pgjdbc sends each statement of a string as a query message of its own, each its own
+    // transaction in autocommit: the carried check goes in a transaction block (BEGIN in front),
+    // the COMMIT follows
     assertThat(seen).containsExactly(2, 2);
   }
 
-  static String isolationName(int level) {
-    return switch (level) {
-      case Connection.TRANSACTION_READ_COMMITTED -> "read committed";
-      case Connection.TRANSACTION_REPEATABLE_READ -> "repeatable read";
-      default -> "serializable";
-    };
+  /**
+   * In autocommit the carried check and the write are one implicit transaction (one Sync): the
+   * write sees the check's advisory share lock of the local resource still held, and a refusal
+   * leaves nothing written.
+   */
+  @Test
+  void inAutocommitTheCarriedCheckAndTheWriteAreOneTransaction() throws Exception {
+    String resource = "carry-local-" + RESOURCES.incrementAndGet();
+    int aid = RESOURCES.get() * 100;
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    try (LeaseClient client = LeaseClient.builder(plain).holder("carry").build()) {
+      Lease lease = client.tryAcquire(resource, FencingTestSupport.LONG_TTL).orElseThrow();
+      try (FencingScope scope = Fencing.bind(lease);
+          Connection c = fenced.getConnection();
+          RoundTrips trips = new RoundTrips();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO hist (aid, delta) SELECT ?, count(*)::int FROM pg_locks"
+                      + " WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+                      + " AND mode = 'ShareLock'")) {
+        assertThat(c.getAutoCommit()).isTrue();
+        ps.setInt(1, aid);
+        trips.reset();
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+        assertThat(trips.sent().stream().filter(" FE=> Sync"::equals).count())
+            .as("one Sync: %s", trips.sent())
+            .isEqualTo(1);
+        assertThat(trips.count()).isEqualTo(1);
+      }
+    }
+    assertThat(queryLong(plain, "SELECT delta FROM hist WHERE aid = ?", aid))
+        .as("the check's lock, seen by the write: one transaction")
+        .isEqualTo(1);
+    assertThat(
+            queryLong(
+                plain,
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database ="
+                    + " (SELECT oid FROM pg_database WHERE datname = current_database())"))
+        .as("released at the implicit commit")
+        .isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = PreferQueryMode.class,
+      names = {"EXTENDED", "EXTENDED_FOR_PREPARED", "SIMPLE"})
+  void aZombieInAutocommitIsRefusedByTheCarriedCheck(PreferQueryMode mode) throws Exception {
+    String resource = resource(6);
+    int aid = RESOURCES.get() * 100;
+    PGSimpleDataSource driver =
+        FencingTestSupport.plain(
+            db,
+            ds -> {
+              ds.setPreferQueryMode(mode);
+              return ds;
+            });
+    try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
+        Connection zombie = FencedDataSource.wrap(driver).getConnection();
+        RoundTrips trips = new RoundTrips();
+        PreparedStatement ps =
+            zombie.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, -5)")) {
+      ps.setInt(1, aid);
+      trips.reset();
+      assertThatThrownBy(ps::executeUpdate)
+          .isInstanceOf(StaleFencingTokenException.class)
+          .extracting(e -> ((SQLException) e).getSQLState())
+          .isEqualTo("ZF001");
+      assertThat(trips.sent().stream().anyMatch(m -> m.contains("INSERT INTO hist")))
+          .as("the write was sent with its check: %s", trips.sent())
+          .isTrue();
+      assertThat(zombie.getAutoCommit()).isTrue();
+    }
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(FencingTestSupport.rejections(plain, resource, "stale_token"))
+        .as("the refusal recorded")
+        .isEqualTo(1);
   }
 
   /**
