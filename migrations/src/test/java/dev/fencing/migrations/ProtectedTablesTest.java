@@ -540,6 +540,8 @@ class ProtectedTablesTest {
             "ALTER TABLE account DISABLE TRIGGER USER",
             "DROP TRIGGER fencing_protect ON item",
             "DROP TRIGGER fencing_protect_truncate ON account",
+            "DROP TRIGGER fencing_protect_inserted ON account",
+            "ALTER TABLE account DISABLE TRIGGER fencing_protect_updated",
             "ALTER TABLE item OWNER TO " + APP,
             "DROP TABLE item",
             "SET session_replication_role = replica",
@@ -572,7 +574,12 @@ class ProtectedTablesTest {
                       + " WHERE tgrelid IN ('item'::regclass, 'account'::regclass) ORDER BY 1"))
           .containsExactly(
               "account fencing_protect O",
+              "account fencing_protect_delete O",
+              "account fencing_protect_deleted O",
+              "account fencing_protect_inserted O",
               "account fencing_protect_truncate O",
+              "account fencing_protect_update O",
+              "account fencing_protect_updated O",
               "item fencing_protect O");
       assertThat(
               FenceSql.string(
