@@ -374,8 +374,31 @@ final class SqlClassifier {
 
   private SqlClassifier() {}
 
-  /** Classifies {@code sql}, which may hold several statements separated by semicolons. */
+  /** How many distinct SQL texts the classifications are kept for ({@link TextMemo}). */
+  static final int MEMO_ENTRIES = 1024;
+
+  /** Longer texts are classified at every execution and never kept. */
+  static final int MEMO_TEXT_LENGTH = 4096;
+
+  // Applications prepare the same statements in every transaction: classify each text once.
+  private static final TextMemo<Classification> MEMO =
+      new TextMemo<>(SqlClassifier::classifyText, MEMO_ENTRIES, MEMO_TEXT_LENGTH);
+
+  /**
+   * Classifies {@code sql}, which may hold several statements separated by semicolons. The result
+   * depends on the text alone, so it is kept per text (bounded: {@link #MEMO_ENTRIES}).
+   */
   static Classification classify(String sql) {
+    return MEMO.get(sql);
+  }
+
+  /** How many texts the classifications are kept for now (tests). */
+  static int memoSize() {
+    return MEMO.size();
+  }
+
+  /** Classifies {@code sql} from scratch, never from the memo. */
+  static Classification classifyText(String sql) {
     Scanner standard = new Scanner(sql, false);
     int bits = standard.run();
     if (standard.sawBackslashInPlainLiteral) {

@@ -37,7 +37,25 @@ final class TableGuards {
           "(?i)\\b(?:update|delete\\s+from|insert\\s+into|merge\\s+into|truncate(?:\\s+table)?"
               + "|copy)\\s+(?:only\\s+)?((?:\"[^\"]+\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"[^\"]+\"|[\\w$]+))?)");
 
+  // The tables a text writes depend on the text alone: found once per text, not per execution.
+  private static final TextMemo<List<String>> WRITTEN =
+      new TextMemo<>(
+          TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+
   TableGuards() {}
+
+  /**
+   * The tables {@code sql} names as the target of a write, normalised (no schema or quotes), in
+   * order: what {@link #targets} looks up among the declared ones.
+   */
+  static List<String> writtenTables(String sql) {
+    List<String> tables = new ArrayList<>(2);
+    Matcher m = TARGET.matcher(sql);
+    while (m.find()) {
+      tables.add(normalise(m.group(1)));
+    }
+    return List.copyOf(tables);
+  }
 
   void declare(String table, @Nullable String resource) {
     String key = normalise(Objects.requireNonNull(table, "table"));
@@ -66,9 +84,7 @@ final class TableGuards {
       return List.of();
     }
     List<Guard> found = null;
-    Matcher m = TARGET.matcher(sql);
-    while (m.find()) {
-      String key = normalise(m.group(1));
+    for (String key : WRITTEN.get(sql)) {
       Set<String> resources = guards.get(key);
       if (resources != null) {
         if (found == null) {

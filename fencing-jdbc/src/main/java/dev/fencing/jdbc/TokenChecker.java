@@ -40,10 +40,22 @@ final class TokenChecker {
    */
   private record Pending(String resource, @Nullable Long token, String refusal) {}
 
+  /**
+   * A call of a check function: with arrays bound as parameters, and, for the usual single token,
+   * with its resource and token bound as plain parameters (no array objects to build per check).
+   */
+  private record Call(String many, String one) {
+    static Call of(String schema, String function, String after) {
+      return new Call(
+          "SELECT " + schema + "." + function + "(?, ?)" + after,
+          "SELECT " + schema + "." + function + "(ARRAY[?]::text[], ARRAY[?]::bigint[])" + after);
+    }
+  }
+
   private final Predicate<String> placed;
-  private final String checkSql;
-  private final String checkIfWrittenSql;
-  private final String checkAndCommitSql;
+  private final Call checkSql;
+  private final Call checkIfWrittenSql;
+  private final Call checkAndCommitSql;
   private final String recordSql;
   private final boolean recordRejections;
   private final FencingMetrics metrics;
@@ -54,10 +66,10 @@ final class TokenChecker {
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
-    this.checkSql = "SELECT " + schema + ".check_tokens(?, ?)";
-    this.checkIfWrittenSql = "SELECT " + schema + ".check_tokens_if_written(?, ?)";
+    this.checkSql = Call.of(schema, "check_tokens", "");
+    this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
-    this.checkAndCommitSql = checkIfWrittenSql + "; COMMIT";
+    this.checkAndCommitSql = Call.of(schema, "check_tokens_if_written", "; COMMIT");
     this.recordSql = "SELECT " + schema + ".record_rejection(?)";
     this.recordRejections = recordRejections;
     this.metrics = metrics;
@@ -116,7 +128,7 @@ final class TokenChecker {
    * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
    */
   String checkSql() {
-    return checkSql;
+    return checkSql.many();
   }
 
   /**
@@ -184,7 +196,7 @@ final class TokenChecker {
     }
   }
 
-  private boolean run(Connection connection, List<FencingContext.Binding> bindings, String sql)
+  private boolean run(Connection connection, List<FencingContext.Binding> bindings, Call call)
       throws SQLException {
     refuseLostLeases(connection, bindings);
     String[] resources = new String[bindings.size()];
@@ -195,11 +207,17 @@ final class TokenChecker {
     }
     long start = System.nanoTime();
     Object advanced;
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
-      Array resourceArray = connection.createArrayOf("text", resources);
-      Array tokenArray = connection.createArrayOf("bigint", tokens);
-      ps.setArray(1, resourceArray);
-      ps.setArray(2, tokenArray);
+    boolean one = resources.length == 1;
+    try (PreparedStatement ps = connection.prepareStatement(one ? call.one() : call.many())) {
+      if (one) {
+        ps.setString(1, resources[0]);
+        ps.setLong(2, tokens[0]);
+      } else {
+        Array resourceArray = connection.createArrayOf("text", resources);
+        Array tokenArray = connection.createArrayOf("bigint", tokens);
+        ps.setArray(1, resourceArray);
+        ps.setArray(2, tokenArray);
+      }
       ps.execute(); // the check's row; then, for checkAndCommit, the COMMIT's count
       try (ResultSet rs = ps.getResultSet()) {
         rs.next();
