@@ -563,7 +563,7 @@ class BadInputSqlTest {
   void sameResourceTwiceWithDifferentTokens() throws SQLException {
     String r = "bad-sql/twice";
     long first = Fence.acquire(c, r, "first", Duration.ofMillis(1));
-    long second = Fence.acquire(c, r, "second", TTL); // the 1 ms lease has expired by now
+    long second = Fence.acquireAfterExpiry(c, r, "second", TTL);
     FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
     c.setAutoCommit(false);
     SQLException e =

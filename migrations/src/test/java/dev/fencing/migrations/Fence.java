@@ -82,6 +82,28 @@ final class Fence {
     return a.token();
   }
 
+  /**
+   * Acquires {@code resource} once the lease before it (taken with a TTL of a millisecond or so)
+   * has expired by the database's clock: the acquisition is retried until it is granted, never
+   * assumed to come after the expiry.
+   */
+  static long acquireAfterExpiry(Connection c, String resource, String holder, Duration ttl) {
+    long[] token = new long[1];
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              Acquired a = tryAcquire(c, resource, holder, ttl);
+              if (a.acquired() && a.token() != null) {
+                token[0] = a.token();
+                return true;
+              }
+              return false;
+            });
+    return token[0];
+  }
+
   static long check(Connection c, String resource, @Nullable Long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_token(?, ?)")) {
       ps.setString(1, resource);
