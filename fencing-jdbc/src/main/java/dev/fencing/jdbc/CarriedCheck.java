@@ -36,8 +36,9 @@ import org.postgresql.util.PSQLState;
  * its own): anything but a plain {@code prepareStatement(sql)} (generated keys, scrollable or
  * updatable result sets, {@code prepareCall}), SQL with a {@code ;} before its end, batches, a
  * stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML} parameter (until {@code
- * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, and an execution
- * with a parameter unset (the driver's own error then names the caller's index).
+ * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, a statement
+ * unwrapped to the driver's, and an execution with a parameter unset (the driver's own error then
+ * names the caller's index).
  */
 final class CarriedCheck {
   /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
@@ -61,7 +62,7 @@ final class CarriedCheck {
   private final String sql;
   private final Map<Integer, Param> params = new HashMap<>();
   private boolean replayable = true;
-  private boolean closeOnCompletion;
+  private boolean stopped;
   private @Nullable PreparedStatement combined;
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
@@ -162,8 +163,13 @@ final class CarriedCheck {
     replayable = true;
   }
 
-  void closeOnCompletion() {
-    closeOnCompletion = true;
+  /**
+   * No execution carries the check any more: after {@code closeOnCompletion} (the driver's
+   * statement must close with its own results), or once the caller holds the driver's statement
+   * ({@code unwrap}), whose parameters it may set behind the recording.
+   */
+  void stopCarrying() {
+    stopped = true;
   }
 
   /** The driver's statement executes now (not carrying the check). */
@@ -175,7 +181,7 @@ final class CarriedCheck {
   boolean canCarry(String name, Object @Nullable [] args) {
     return (args == null || args.length == 0)
         && replayable
-        && !closeOnCompletion
+        && !stopped
         && (name.equals("execute")
             || name.equals("executeQuery")
             || name.equals("executeUpdate")

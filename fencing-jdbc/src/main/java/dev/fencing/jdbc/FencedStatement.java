@@ -125,7 +125,7 @@ final class FencedStatement implements InvocationHandler {
         return Delegation.invoke(raw, method, args);
       case "closeOnCompletion":
         if (carrier != null) {
-          carrier.closeOnCompletion();
+          carrier.stopCarrying();
         }
         return Delegation.invoke(raw, method, args);
       case "cancel":
@@ -142,7 +142,13 @@ final class FencedStatement implements InvocationHandler {
         return connection.proxy();
       case "unwrap":
         Class<?> iface = (Class<?>) args[0];
-        return iface.isInstance(self) ? self : raw.unwrap(iface);
+        if (iface.isInstance(self)) {
+          return self;
+        }
+        if (carrier != null) {
+          carrier.stopCarrying();
+        }
+        return raw.unwrap(iface);
       default:
         Object common = Delegation.common(self, raw, method, args);
         if (common != Delegation.NOT_COMMON) {

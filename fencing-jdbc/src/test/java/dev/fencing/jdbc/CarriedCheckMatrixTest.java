@@ -26,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.PGStatement;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -312,6 +313,19 @@ class CarriedCheckMatrixTest {
                 ps.setFetchSize(10);
                 ps.setInt(1, 4);
                 seen.add(rows(ps.executeQuery()));
+              }
+            },
+            1,
+            2));
+    ops.put(
+        "unwrapped to the driver's statement (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps = c.prepareStatement(insert)) {
+                ps.setInt(1, 3);
+                // the driver's statement, its parameter set behind the wrapper's recording
+                ((PreparedStatement) ps.unwrap(PGStatement.class)).setInt(1, 4);
+                seen.add(String.valueOf(ps.executeUpdate()));
               }
             },
             1,
