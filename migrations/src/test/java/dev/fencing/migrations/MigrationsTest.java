@@ -163,7 +163,8 @@ class MigrationsTest {
               "10 accept path at the floor true",
               "11 check tokens with commit true",
               "12 token epochs true",
-              "13 protected tables at the floor true");
+              "13 protected tables at the floor true",
+              "14 issuance without replanning true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
