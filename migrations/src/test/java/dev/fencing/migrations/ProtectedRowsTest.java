@@ -241,8 +241,7 @@ class ProtectedRowsTest {
         FenceSql.run(app, "ROLLBACK TO SAVEPOINT t");
         // the setting as it was before the rollback decides nothing either
         FenceSql.run(app, "SELECT set_config('fencing.passed', ',acct/3,', true)");
-        assertFails(
-            MISSING, () -> FenceSql.run(app, insertRows(100, LARGE, "3")));
+        assertFails(MISSING, () -> FenceSql.run(app, insertRows(100, LARGE, "3")));
       } finally {
         app.rollback();
         app.setAutoCommit(true);
@@ -311,8 +310,16 @@ class ProtectedRowsTest {
     try (Connection app = db.connect(APP)) {
       List<String> prepare = List.of(check(0), check(1), check(2));
       refused(app, INVALID_RESOURCE, prepare, "INSERT INTO ledger VALUES (10, NULL, 0)");
-      refused(app, INVALID_RESOURCE, prepare, insertRows(100, LARGE, "CASE WHEN g = 250 THEN NULL ELSE 1 END"));
-      refused(app, INVALID_RESOURCE, prepare, insertRows(100, LARGE, "CASE WHEN g = 250 THEN 9 ELSE 1 END"));
+      refused(
+          app,
+          INVALID_RESOURCE,
+          prepare,
+          insertRows(100, LARGE, "CASE WHEN g = 250 THEN NULL ELSE 1 END"));
+      refused(
+          app,
+          INVALID_RESOURCE,
+          prepare,
+          insertRows(100, LARGE, "CASE WHEN g = 250 THEN 9 ELSE 1 END"));
       refused(app, INVALID_RESOURCE, prepare, "UPDATE ledger SET acct = 9 WHERE id = 1");
       // the row trigger refuses before the write: not a unique violation
       refused(app, MISSING, List.of(check(0)), "INSERT INTO ledger VALUES (2, 2, 0)");
@@ -362,7 +369,8 @@ class ProtectedRowsTest {
                   c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'ledger'::regclass"))
           .isZero();
       FenceSql.run(c, "SELECT fencing.protect_rows('ledger', 'acct', 'acct/')");
-      FenceSql.run(c, "SELECT fencing.protect_rows('ledger', 'acct', 'acct/')"); // again: no duplicates
+      FenceSql.run(
+          c, "SELECT fencing.protect_rows('ledger', 'acct', 'acct/')"); // again: no duplicates
       assertThat(
               FenceSql.longValue(
                   c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'ledger'::regclass"))

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Upgrading a fence installed up to V12: tables protect_rows() protected keep protected, with
- * V13's triggers where the migrating user may replace them (it owns the table, or is a superuser),
- * else with V3's row trigger, which stays correct.
+ * Upgrading a fence installed up to V12: tables protect_rows() protected keep protected, with V13's
+ * triggers where the migrating user may replace them (it owns the table, or is a superuser), else
+ * with V3's row trigger, which stays correct.
  */
 class ProtectedRowsUpgradeTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
@@ -95,9 +95,7 @@ class ProtectedRowsUpgradeTest {
       } else {
         assertThat(triggers(c, "theirs")).containsExactlyElementsOf(v13);
       }
-      assertThat(
-              FenceSql.strings(
-                  c, "SELECT table_name FROM fencing.protected_table ORDER BY 1"))
+      assertThat(FenceSql.strings(c, "SELECT table_name FROM fencing.protected_table ORDER BY 1"))
           .containsExactly("public.mine", "public.theirs");
       Fence.migrations(db).validate();
       long token = Fence.acquire(c, "upg/1", "test", Duration.ofMinutes(5));
