@@ -126,12 +126,12 @@ BEGIN
     ELSIF TG_OP = 'DELETE' THEN
         SELECT array_agg(DISTINCT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) COLLATE "C"), count(*) INTO v_resources, v_rows
           FROM (SELECT * FROM fencing_old LIMIT 256) t;
-    ELSE
-        SELECT array_agg(DISTINCT x.resource COLLATE "C"), max(x.n) INTO v_resources, v_rows
-          FROM (SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) AS resource, count(*) OVER () AS n
+    ELSE -- the old and the new rows: as many of each (two rows per row updated)
+        SELECT array_agg(DISTINCT x.resource COLLATE "C"), count(*) / 2 INTO v_resources, v_rows
+          FROM (SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) AS resource
                   FROM (SELECT * FROM fencing_new LIMIT 256) t
                 UNION ALL
-                SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]), count(*) OVER ()
+                SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0])
                   FROM (SELECT * FROM fencing_old LIMIT 256) t) x;
     END IF;
     IF v_rows > 255 THEN -- a large statement: all its rows, the column read directly
@@ -181,12 +181,14 @@ CREATE FUNCTION ${flyway:defaultSchema}.add_row_triggers(p_table regclass, p_col
 AS $$
 DECLARE
     v_args text := quote_literal(p_column) || ', ' || quote_literal(p_prefix);
-    -- the row's resource as enforce_row() and enforce_rows() name it: to_jsonb(value) #>> '{}' is
-    -- to_jsonb(row) ->> column; a resource not (yet) in fencing.passed, or NULL, calls the function
+    -- the row's resource not (yet) in fencing.passed, or NULL: call the function. The value as
+    -- text (its output function), which for the usual key types (integers, text, uuid) is what
+    -- enforce_row() names the resource (to_jsonb(row) ->> column); where it differs, the function
+    -- is called for every row: slower, never less safe. (PostgreSQL prepares a WHEN condition
+    -- once per statement: the fewer functions in it, the cheaper a one-row statement.)
     v_missing text := 'COALESCE(pg_catalog.strpos(pg_catalog.current_setting(''fencing.passed'', true),'
-                      || ' '','' OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||)'
-                      || ' (pg_catalog.to_jsonb(%s.%I) OPERATOR(pg_catalog.#>>) ''{}''::text[])'
-                      || ' OPERATOR(pg_catalog.||) '',''), 0) OPERATOR(pg_catalog.=) 0';
+                      || ' %L OPERATOR(pg_catalog.||) (%s.%I)::pg_catalog.text OPERATOR(pg_catalog.||) '',''),'
+                      || ' 0) OPERATOR(pg_catalog.=) 0';
 BEGIN
     IF EXISTS (SELECT FROM pg_partitioned_table WHERE partrelid = p_table) THEN
         EXECUTE format('CREATE TRIGGER fencing_protect BEFORE INSERT OR UPDATE OR DELETE ON %s'
@@ -196,14 +198,15 @@ BEGIN
     END IF;
     EXECUTE format('CREATE TRIGGER fencing_protect BEFORE INSERT ON %s FOR EACH ROW WHEN (%s)'
                    || ' EXECUTE FUNCTION ${flyway:defaultSchema}.enforce_row(%s)',
-                   p_table, format(v_missing, p_prefix, 'NEW', p_column), v_args);
-    EXECUTE format('CREATE TRIGGER fencing_protect_update BEFORE UPDATE ON %s FOR EACH ROW WHEN (%s OR %s)'
+                   p_table, format(v_missing, ',' || p_prefix, 'NEW', p_column), v_args);
+    -- (an UPDATE that moves the row to another resource always calls the function)
+    EXECUTE format('CREATE TRIGGER fencing_protect_update BEFORE UPDATE ON %s FOR EACH ROW'
+                   || ' WHEN ((OLD.%I)::pg_catalog.text IS DISTINCT FROM (NEW.%I)::pg_catalog.text OR %s)'
                    || ' EXECUTE FUNCTION ${flyway:defaultSchema}.enforce_row(%s)',
-                   p_table, format(v_missing, p_prefix, 'NEW', p_column),
-                   format(v_missing, p_prefix, 'OLD', p_column), v_args);
+                   p_table, p_column, p_column, format(v_missing, ',' || p_prefix, 'NEW', p_column), v_args);
     EXECUTE format('CREATE TRIGGER fencing_protect_delete BEFORE DELETE ON %s FOR EACH ROW WHEN (%s)'
                    || ' EXECUTE FUNCTION ${flyway:defaultSchema}.enforce_row(%s)',
-                   p_table, format(v_missing, p_prefix, 'OLD', p_column), v_args);
+                   p_table, format(v_missing, ',' || p_prefix, 'OLD', p_column), v_args);
     EXECUTE format('CREATE TRIGGER fencing_protect_inserted AFTER INSERT ON %s REFERENCING NEW TABLE AS fencing_new'
                    || ' FOR EACH STATEMENT EXECUTE FUNCTION ${flyway:defaultSchema}.enforce_rows(%s)',
                    p_table, v_args);

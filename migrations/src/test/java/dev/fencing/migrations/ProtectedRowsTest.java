@@ -17,6 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.PGConnection;
 
 /**
@@ -145,14 +147,22 @@ class ProtectedRowsTest {
         + ") g";
   }
 
-  @Test
-  void aStatementOverSeveralResourcesWithOneStaleTokenIsRefusedAsAWhole() throws SQLException {
+  @ParameterizedTest(name = "isolation {0}")
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void aStatementOverSeveralResourcesWithOneStaleTokenIsRefusedAsAWhole(int isolation)
+      throws SQLException {
     long stale = tokens[2];
     try (Connection c = db.connect()) {
       tokens[2] = newToken(c, ACCOUNTS.get(2));
     }
     String carryStale = "SELECT fencing.carry('acct/3', " + stale + ")";
     try (Connection app = db.connect(APP)) {
+      app.setTransactionIsolation(isolation);
       String before = contents(app);
       List<String> prepare = List.of(check(0), check(1), carryStale);
       for (String write :
@@ -182,11 +192,18 @@ class ProtectedRowsTest {
     }
   }
 
-  @Test
-  void theApplicationCannotForgeWhatPassed() throws SQLException {
+  @ParameterizedTest(name = "isolation {0}")
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void theApplicationCannotForgeWhatPassed(int isolation) throws SQLException {
     String forge = "SELECT set_config('fencing.passed', ',acct/1,acct/2,acct/3,', true)";
     String forgeSession = "SELECT set_config('fencing.passed', ',acct/1,acct/2,acct/3,', false)";
     try (Connection app = db.connect(APP)) {
+      app.setTransactionIsolation(isolation);
       String before = contents(app);
       List<String> writes =
           List.of(
