@@ -17,8 +17,8 @@
 --       AFTER INSERT / UPDATE / DELETE ... REFERENCING NEW TABLE / OLD TABLE ... FOR EACH STATEMENT
 --       EXECUTE FUNCTION enforce_rows(column, prefix)
 --     The decision: every distinct resource of the statement's rows (old and new rows of an
---     UPDATE), in one query, needs this transaction's valid marker (V2's MAC, the same one as
---     before), else require_fenced() decides as in V3/V8 (a carried token, else ZF002; ZF004 for
+--     UPDATE; read from the transition tables in one query) needs this transaction's valid marker
+--     (V2's MAC, the same one as before), else require_fenced() decides as in V3/V8 (a carried token, else ZF002; ZF004 for
 --     an unknown or null resource). A refusal aborts the whole statement. The rows are the final
 --     ones, after every BEFORE trigger. (Transition tables: AFTER triggers only, one event each.)
 --   fencing_protect_truncate   BEFORE TRUNCATE ... FOR EACH STATEMENT, refused (as in V3).
