@@ -3,25 +3,16 @@ package dev.fencing.jdbc;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
-import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
-import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.PSQLException;
 
 /**
@@ -40,24 +31,18 @@ final class FencedConnection implements InvocationHandler {
     @Nullable Object call() throws Throwable;
   }
 
-  private static final Object NOT_CARRIED = new Object();
-
   private final Connection raw;
   private final TokenChecker checker;
   private final boolean requireToken;
   private final Connection proxy;
-  // Tokens checked in the current transaction; cleared whenever the transaction (or the savepoint
-  // that may hold the check) could have ended.
-  private final Set<FencingToken> checked = new HashSet<>();
-  // Tokens bound at any execution of the current transaction: its commit checks them.
-  private final Map<FencingToken, FencingContext.Binding> written = new LinkedHashMap<>();
+  private final TransactionChecks tx;
   private @Nullable PGConnection pgProxy;
-  private @Nullable BaseConnection base;
 
   private FencedConnection(Connection raw, TokenChecker checker, boolean requireToken) {
     this.raw = raw;
     this.checker = checker;
     this.requireToken = requireToken;
+    this.tx = new TransactionChecks(raw, checker);
     this.proxy =
         (Connection)
             Proxy.newProxyInstance(
@@ -92,16 +77,17 @@ final class FencedConnection implements InvocationHandler {
           if (method.getName().equals("commit")
               || method.getName().equals("setAutoCommit") && isTrue(args) && !raw.getAutoCommit()) {
             // switching autocommit on commits the open transaction: with the check, like commit()
-            commit();
+            tx.commit();
           }
           if (!method.getName().equals("commit")) {
             result = Delegation.invoke(raw, method, args);
           }
         } finally {
-          checked.clear();
           if (args == null || args.length == 0 || !(args[0] instanceof Savepoint)) {
-            written.clear();
+            tx.endTransaction();
             checker.guards().forgetAnnouncements();
+          } else {
+            tx.forgetChecks();
           }
         }
         if (!method.getName().equals("setAutoCommit")
@@ -177,11 +163,11 @@ final class FencedConnection implements InvocationHandler {
 
   /**
    * Runs {@code call}, an execution classified as {@code kind}. With tokens bound it runs in a
-   * transaction whose commit checks them if it wrote anything ({@link #commit()}): in autocommit
-   * mode the wrapper makes each execution such a transaction of its own. A recognised write is also
-   * checked before it runs, so the handover is fenced at the first write and protected tables see
-   * the check; a write the text hides is caught at the commit. A {@code carrier} sends that check
-   * with the write, in the write's own round trip.
+   * transaction whose commit checks them if it wrote anything ({@link TransactionChecks#commit()}):
+   * in autocommit mode the wrapper makes each execution such a transaction of its own. A recognised
+   * write is also checked before it runs, so the handover is fenced at the first write and
+   * protected tables see the check; a write the text hides is caught at the commit. A {@code
+   * carrier} sends that check with the write, in the write's own round trip.
    */
   @Nullable Object execute(
       SqlClassifier.Classification kind,
@@ -202,7 +188,7 @@ final class FencedConnection implements InvocationHandler {
       if (!kind.mayWrite() || !requireToken) {
         return run(call, kind);
       }
-      ensureChecked(context); // refuses: a write needs a token
+      tx.ensureChecked(context); // refuses: a write needs a token
     }
     if (kind.writesAfterBoundary() || kind.runsAfterEnd()) {
       // The commit check would cover only the transaction the string starts in.
@@ -212,31 +198,31 @@ final class FencedConnection implements InvocationHandler {
               + " send the statements separately, and end transactions with Connection.commit()",
           "0A000");
     }
-    if (transactionState() == TransactionState.IDLE) {
+    if (tx.transactionState() == TransactionState.IDLE) {
       // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
-      endTransaction();
+      tx.endTransaction();
     }
-    remember(context);
+    tx.remember(context);
     if (!raw.getAutoCommit()) {
-      Object carried = carried(context, kind, carrier);
-      if (carried != NOT_CARRIED) {
+      Object carried = tx.carried(context, kind, carrier);
+      if (carried != TransactionChecks.NOT_CARRIED) {
         return carried;
       }
-      beforeRun(context, kind);
+      tx.beforeRun(context, kind);
       return run(call, kind);
     }
-    if (carrier != null && oneImplicitTransaction()) {
+    if (carrier != null && tx.oneImplicitTransaction()) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;
       try {
-        carried = carried(context, kind, carrier);
+        carried = tx.carried(context, kind, carrier);
       } catch (Throwable e) {
-        endTransaction();
+        tx.endTransaction();
         throw e;
       }
-      if (carried != NOT_CARRIED) {
-        endTransaction();
+      if (carried != TransactionChecks.NOT_CARRIED) {
+        tx.endTransaction();
         checker.recordPending(raw);
         return carried;
       }
@@ -247,9 +233,9 @@ final class FencedConnection implements InvocationHandler {
     SQLException ranThenRefused = null;
     try {
       try {
-        result = carried(context, kind, carrier);
-        if (result == NOT_CARRIED) {
-          beforeRun(context, kind);
+        result = tx.carried(context, kind, carrier);
+        if (result == TransactionChecks.NOT_CARRIED) {
+          tx.beforeRun(context, kind);
           result = run(call, kind);
         }
       } catch (PSQLException e) {
@@ -258,11 +244,11 @@ final class FencedConnection implements InvocationHandler {
         }
         ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
       }
-      commitChecked();
+      tx.commitChecked();
     } catch (Throwable primary) {
       // The refusal (or the write's own error) is what the caller must see, even when the
       // connection broke too and cannot roll back.
-      endTransaction();
+      tx.endTransaction();
       try {
         raw.rollback();
       } catch (SQLException e) {
@@ -275,7 +261,7 @@ final class FencedConnection implements InvocationHandler {
       }
       throw primary;
     }
-    endTransaction();
+    tx.endTransaction();
     raw.setAutoCommit(true);
     checker.recordPending(raw);
     if (ranThenRefused != null) {
@@ -284,195 +270,13 @@ final class FencedConnection implements InvocationHandler {
     return result;
   }
 
-  private void beforeRun(FencingContext context, SqlClassifier.Classification kind)
-      throws SQLException {
-    if (kind.mayWrite()) {
-      ensureChecked(context);
-    } else if (kind.endsTransaction()) {
-      // COMMIT in SQL text: whatever the transaction wrote is checked before it commits
-      List<FencingContext.Binding> unchecked = unchecked(written.values());
-      if (!unchecked.isEmpty() && checker.checkIfWritten(raw, unchecked)) {
-        unchecked.forEach(b -> checked.add(b.token()));
-      }
-    }
-  }
-
-  /** Adds the tokens bound now to those the open transaction's commit checks. */
-  private void remember(FencingContext context) {
-    for (FencingContext.Binding b : context.bindings()) {
-      written.putIfAbsent(b.token(), b);
-    }
-  }
-
-  /**
-   * {@code Connection.commit()}: with tokens bound in the transaction and not yet checked in it,
-   * "check if it wrote, then COMMIT" in one round trip; else a plain commit.
-   */
-  private void commit() throws SQLException {
-    try {
-      commitChecked();
-    } finally {
-      endTransaction();
-    }
-  }
-
-  private void commitChecked() throws SQLException {
-    remember(checker.bound());
-    List<FencingContext.Binding> unchecked = unchecked(written.values());
-    if (unchecked.isEmpty() || raw.getAutoCommit() || !transactionOpen()) {
-      raw.commit(); // nothing to check, or the driver's own answer (no transaction, a failed one)
-      return;
-    }
-    try {
-      checker.checkAndCommit(raw, unchecked);
-    } catch (SQLException e) {
-      rollbackAfterFailedCommit(e);
-      throw e instanceof FencingRefusedException ? e : refused(e);
-    } catch (RuntimeException e) {
-      rollbackAfterFailedCommit(e);
-      throw e;
-    }
-  }
-
-  /** A failed commit ends the transaction, as the driver's own commit does. */
-  private void rollbackAfterFailedCommit(Exception e) {
-    try {
-      if (transactionState() != TransactionState.IDLE) {
-        raw.rollback();
-      }
-    } catch (SQLException again) {
-      e.addSuppressed(again);
-    }
-  }
-
-  /** Whether a transaction is open and not failed (the driver's own state, not the SQL's). */
-  private boolean transactionOpen() throws SQLException {
-    return transactionState() == TransactionState.OPEN;
-  }
-
-  private TransactionState transactionState() throws SQLException {
-    return driver().getTransactionState();
-  }
-
-  /**
-   * In autocommit, whether a multi-statement execution runs as one implicit transaction: no
-   * transaction block open, and the extended protocol (one Sync for all its statements). Not with
-   * {@code preferQueryMode=simple}: pgjdbc sends each statement as a query message of its own, each
-   * its own transaction.
-   */
-  private boolean oneImplicitTransaction() throws SQLException {
-    BaseConnection driver = driver();
-    return driver.getPreferQueryMode() != PreferQueryMode.SIMPLE
-        && driver.getTransactionState() == TransactionState.IDLE;
-  }
-
-  private BaseConnection driver() throws SQLException {
-    BaseConnection driver = base;
-    if (driver == null) {
-      driver = raw.unwrap(BaseConnection.class);
-      base = driver;
-    }
-    return driver;
-  }
-
-  private void endTransaction() {
-    checked.clear();
-    written.clear();
-  }
-
-  private List<FencingContext.Binding> unchecked(Collection<FencingContext.Binding> bindings) {
-    List<FencingContext.Binding> unchecked = new ArrayList<>(bindings.size());
-    for (FencingContext.Binding b : bindings) {
-      if (!checked.contains(b.token())) {
-        unchecked.add(b);
-      }
-    }
-    return unchecked;
-  }
-
-  /**
-   * A recognised write that needs the check, run by {@code carrier} with the check in front of it
-   * (one round trip); {@link #NOT_CARRIED} if it needs no check or the carrier sent nothing.
-   */
-  private @Nullable Object carried(
-      FencingContext context,
-      SqlClassifier.Classification kind,
-      CarriedCheck.@Nullable Carrier carrier)
-      throws SQLException {
-    if (carrier == null
-        || !kind.mayWrite()
-        || kind.endsTransaction()
-        || kind.rollsBackToSavepoint()
-        || context.isEmpty()) {
-      return NOT_CARRIED;
-    }
-    List<FencingContext.Binding> unchecked = toCheck(context);
-    if (unchecked.isEmpty()) {
-      return NOT_CARRIED;
-    }
-    Array[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
-    long start = System.nanoTime();
-    CarriedCheck.Carried carried;
-    try {
-      carried = carrier.call(checker.checkSql(), arguments[0], arguments[1]);
-    } catch (SQLException e) {
-      // as run(): the check or the statement failed; either way nothing of it stays checked
-      checked.clear();
-      throw checker.carriedFailed(raw, e, unchecked);
-    }
-    if (carried == null) {
-      return NOT_CARRIED;
-    }
-    unchecked.forEach(b -> checked.add(b.token()));
-    checker.carried(unchecked.size(), carried.advanced(), System.nanoTime() - start);
-    return carried.result();
-  }
-
-  /**
-   * The bindings of {@code context} the open transaction has not checked (or whose lease is lost).
-   */
-  private List<FencingContext.Binding> toCheck(FencingContext context) {
-    List<FencingContext.Binding> unchecked = new ArrayList<>(context.bindings().size());
-    for (FencingContext.Binding b : context.bindings()) {
-      Lease lease = b.lease();
-      if (!checked.contains(b.token()) || (lease != null && lease.isLost())) {
-        unchecked.add(b);
-      }
-    }
-    return unchecked;
-  }
-
-  private void ensureChecked(FencingContext context) throws SQLException {
-    if (context.isEmpty()) {
-      throw checker.refuse(
-          raw,
-          new MissingFencingTokenException(
-              "a write needs a fencing token, and none is bound on thread "
-                  + Thread.currentThread().getName(),
-              FencingSqlState.MISSING_TOKEN.code(),
-              "?",
-              null,
-              null,
-              null),
-          false);
-    }
-    List<FencingContext.Binding> unchecked = toCheck(context);
-    if (unchecked.isEmpty()) {
-      return;
-    }
-    checker.check(raw, unchecked);
-    unchecked.forEach(b -> checked.add(b.token()));
-  }
-
   /**
    * A refusal by the database (a protected table's trigger, a check in the SQL itself) as the
-   * library's exception, rolled back and recorded like the check's own; any other failure as it is.
-   * The same on every path: in a transaction or autocommit (where the failed statement was its own
-   * transaction), statements, batches and COPY.
+   * library's exception, rolled back and recorded like the check's own; any other failure as it is
+   * ({@link TransactionChecks#refused}).
    */
   SQLException refused(SQLException e) {
-    FencingRefusedException refusal = FencingExceptions.translate(e, null, null);
-    return refusal == null ? e : checker.refuse(raw, refusal, true);
+    return tx.refused(e);
   }
 
   private @Nullable Object run(JdbcCall call, SqlClassifier.Classification kind) throws Throwable {
@@ -481,13 +285,13 @@ final class FencedConnection implements InvocationHandler {
     } catch (SQLException e) {
       // The failed statement may have been rolled back to a savepoint taken before the check
       // (pgjdbc autosave): check again next time.
-      checked.clear();
+      tx.forgetChecks();
       throw refused(e);
     } finally {
       if (kind.endsTransaction()) {
-        endTransaction();
+        tx.endTransaction();
       } else if (kind.rollsBackToSavepoint()) {
-        checked.clear();
+        tx.forgetChecks();
       }
     }
   }
