@@ -164,7 +164,8 @@ class MigrationsTest {
               "11 check tokens with commit true",
               "12 token epochs true",
               "13 protected tables at the floor true",
-              "14 issuance without replanning true");
+              "14 issuance without replanning true",
+              "15 flat accept path true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
