@@ -9,6 +9,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Migration V14: the functions an issuance calls keep their plans for the session. A SQL-language
@@ -112,6 +114,34 @@ class IssuanceCostTest {
         assertThat(first >> 43)
             .isEqualTo(
                 FenceSql.longValue(operator, "SELECT fencing.epoch_of(fencing.own_epoch())"));
+      }
+    }
+  }
+
+  /**
+   * V15: under READ COMMITTED the issuance re-reads the epoch after its lock without locking the
+   * epoch row (no WAL record, no multixact per acquisition); under a snapshot per transaction it
+   * keeps V12's FOR SHARE, which is what raises 40001 there (EpochTest races both).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void theEpochRowIsLockedOnlyUnderASnapshotPerTransaction(String isolation) throws SQLException {
+    try (AppRole app = AppRole.create(db, "issuance_lock_app");
+        Connection c = app.connect();
+        Connection operator = db.connect()) {
+      Fence.acquire(c, "issuance-cost/warm", "app", Duration.ofMinutes(5));
+      String xmax = "SELECT xmax::text FROM fencing.cluster_epoch";
+      String before = FenceSql.string(operator, xmax);
+      c.setAutoCommit(false);
+      FenceSql.run(c, "SET TRANSACTION ISOLATION LEVEL " + isolation);
+      Fence.acquire(
+          c, "issuance-cost/" + isolation.replace(' ', '-'), "app", Duration.ofMinutes(5));
+      String xid = FenceSql.string(c, "SELECT pg_current_xact_id()::xid::text");
+      c.commit();
+      if (isolation.equals("READ COMMITTED")) {
+        assertThat(FenceSql.string(operator, xmax)).as("the epoch row's xmax").isEqualTo(before);
+      } else {
+        assertThat(FenceSql.string(operator, xmax)).as("the epoch row's xmax").isEqualTo(xid);
       }
     }
   }
