@@ -233,7 +233,8 @@ final class CarriedCheck {
         stopped = true; // pgjdbc appends no RETURNING to it: never carried
         return null;
       }
-      c = connection.prepareStatement(checkSql + "; " + carried);
+      // no space after the ";": the statement's text, and an error's position in it, as unfenced
+      c = connection.prepareStatement(checkSql + ";" + carried);
       if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
         c.close();
         stopped = true;

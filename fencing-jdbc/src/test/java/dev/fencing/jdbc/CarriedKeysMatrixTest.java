@@ -314,6 +314,13 @@ class CarriedKeysMatrixTest {
                 return out;
               },
               UNCOUNTED));
+      ops.put(
+          "an error with its position in the statement" + how,
+          carried(
+              prep,
+              "INSERT INTO k (v) VALUES (? + no_such_column)",
+              ps -> ps.executeUpdate() + " " + keys(ps),
+              UNCOUNTED));
       // falling back to the check of its own
       ops.put(
           "RETURNING already there (not carried)" + how,
