@@ -32,13 +32,21 @@ import org.postgresql.util.PSQLState;
  *
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
  * records its parameters (index, setter, arguments) for the replay, and knows which of the two
- * statements executed last, whose results the caller sees. Not carried (checked by a round trip of
- * its own): anything but a plain {@code prepareStatement(sql)} (generated keys, scrollable or
- * updatable result sets, {@code prepareCall}), SQL with a {@code ;} before its end, batches, a
- * stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML} parameter (until {@code
- * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, a statement
- * unwrapped to the driver's, and an execution with a parameter unset (the driver's own error then
- * names the caller's index).
+ * statements executed last, whose results the caller sees.
+ *
+ * <p>A statement prepared for generated keys carries {@code <its SQL> RETURNING <columns>}, the
+ * clause pgjdbc would append ({@link CarriedKeys}), and pgjdbc is told to report the combined
+ * statement's results as it reports generated keys (each statement's rows, then its count): the
+ * statement's rows are kept as {@code getGeneratedKeys()}, its count is where the caller's results
+ * start ({@code execute()} false, {@code executeQuery} refused after it ran), as the driver's own.
+ *
+ * <p>Not carried (checked by a round trip of its own): anything but a plain {@code
+ * prepareStatement(sql)} or one for generated keys that pgjdbc appends {@code RETURNING} to
+ * (scrollable or updatable result sets, {@code prepareCall}, generated keys of other SQL or with
+ * max rows set), SQL with a {@code ;} before its end, batches, a stream, reader, {@code Blob},
+ * {@code Clob} or {@code SQLXML} parameter (until {@code clearParameters}), a fetch size (cursor
+ * fetching), {@code closeOnCompletion}, a statement unwrapped to the driver's, and an execution
+ * with a parameter unset (the driver's own error then names the caller's index).
  */
 final class CarriedCheck {
   /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
@@ -60,6 +68,10 @@ final class CarriedCheck {
   private final Connection connection;
   private final PreparedStatement raw;
   private final String sql;
+  // the columns of a statement prepared for generated keys (CarriedKeys), else null
+  private final String @Nullable [] keyColumns;
+  // the generated keys of the combined statement's last execution
+  private @Nullable ResultSet keys;
   private final Map<Integer, Param> params = new HashMap<>();
   private boolean replayable = true;
   private boolean stopped;
@@ -67,10 +79,12 @@ final class CarriedCheck {
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
 
-  private CarriedCheck(Connection connection, PreparedStatement raw, String sql) {
+  private CarriedCheck(
+      Connection connection, PreparedStatement raw, String sql, String @Nullable [] keyColumns) {
     this.connection = connection;
     this.raw = raw;
     this.sql = sql;
+    this.keyColumns = keyColumns;
     this.current = raw;
   }
 
@@ -83,18 +97,29 @@ final class CarriedCheck {
     if (type != PreparedStatement.class
         || args == null
         || !(args[0] instanceof String sql)
-        || !plain(args)
         || !oneStatement(sql)) {
       return null;
     }
-    return new CarriedCheck(connection, (PreparedStatement) raw, sql);
+    if (plain(args)) {
+      return new CarriedCheck(connection, (PreparedStatement) raw, sql, null);
+    }
+    String[] columns = CarriedKeys.columns(args);
+    return columns == null
+        ? null
+        : new CarriedCheck(connection, (PreparedStatement) raw, sql, columns);
   }
 
-  /** prepareStatement(sql), (sql, NO_GENERATED_KEYS), (sql, FORWARD_ONLY, READ_ONLY). */
+  /**
+   * prepareStatement(sql), (sql, NO_GENERATED_KEYS), (sql, FORWARD_ONLY, READ_ONLY), and (sql, an
+   * empty array of column names or indexes), which pgjdbc prepares as (sql).
+   */
   private static boolean plain(Object[] args) {
     return switch (args.length) {
       case 1 -> true;
-      case 2 -> args[1] instanceof Integer keys && keys == Statement.NO_GENERATED_KEYS;
+      case 2 ->
+          args[1] instanceof Integer keys && keys == Statement.NO_GENERATED_KEYS
+              || args[1] instanceof String[] names && names.length == 0
+              || args[1] instanceof int[] indexes && indexes.length == 0;
       case 3 ->
           args[1] instanceof Integer type
               && type == ResultSet.TYPE_FORWARD_ONLY
@@ -197,12 +222,28 @@ final class CarriedCheck {
     if (raw.getFetchSize() != 0) {
       return null; // cursor fetching: the driver's own execution
     }
+    String[] columns = keyColumns;
+    if (columns != null && raw.getMaxRows() != 0) {
+      return null; // the keys cut to max rows: the driver's own execution
+    }
     PreparedStatement c = combined;
     if (c == null) {
-      c = connection.prepareStatement(checkSql + "; " + sql);
+      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
+      if (carried == null) {
+        stopped = true; // pgjdbc appends no RETURNING to it: never carried
+        return null;
+      }
+      // no space after the ";": the statement's text, and an error's position in it, as unfenced
+      c = connection.prepareStatement(checkSql + ";" + carried);
+      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
+        c.close();
+        stopped = true;
+        return null;
+      }
       combined = c;
     }
-    boolean update = name.equals("executeUpdate") || name.equals("executeLargeUpdate");
+    boolean update =
+        columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
     c.clearParameters();
     c.setArray(1, resources);
     c.setArray(2, tokens);
@@ -219,6 +260,7 @@ final class CarriedCheck {
     }
     // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
     c.setMaxRows(update ? 1 : raw.getMaxRows());
+    keys = null; // the driver closes them at the next execution
     c.setQueryTimeout(raw.getQueryTimeout());
     c.setMaxFieldSize(raw.getMaxFieldSize());
     c.setFetchDirection(raw.getFetchDirection());
@@ -234,12 +276,24 @@ final class CarriedCheck {
       throw e;
     }
     Object advanced = null;
-    try (ResultSet check = c.getResultSet()) {
+    // with generated keys, each statement's rows and then its count; the check's row the "keys"
+    try (ResultSet check = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
       if (check != null && check.next()) {
         advanced = check.getObject(1);
       }
     }
-    boolean isResultSet = c.getMoreResults();
+    boolean isResultSet;
+    if (columns == null) {
+      isResultSet = c.getMoreResults();
+    } else {
+      // past the check's count: the statement's RETURNING rows, kept as its generated keys, then
+      // its count, where the driver's own statement leaves the caller (execute() is false)
+      if (c.getMoreResults(Statement.KEEP_CURRENT_RESULT)) {
+        keys = c.getResultSet();
+        c.getMoreResults(Statement.KEEP_CURRENT_RESULT);
+      }
+      isResultSet = c.getResultSet() != null;
+    }
     Object result;
     switch (name) {
       case "execute" -> result = isResultSet;
@@ -264,12 +318,32 @@ final class CarriedCheck {
     return new Carried(result, advanced);
   }
 
-  /** As the driver closes a statement's results when it executes again. */
+  /**
+   * {@code getGeneratedKeys()}: those of the statement that executed last; after a failed carried
+   * execution none, as the driver's (its empty result set).
+   */
+  ResultSet generatedKeys() throws SQLException {
+    PreparedStatement c = combined;
+    if (keyColumns == null || c == null || current != c) {
+      return raw.getGeneratedKeys();
+    }
+    ResultSet k = keys;
+    return k != null ? k : c.getGeneratedKeys();
+  }
+
+  /** As the driver closes a statement's results (and generated keys) when it executes again. */
   private void switchTo(Statement next) throws SQLException {
     if (current != next) {
       ResultSet open = current.getResultSet();
       if (open != null) {
         open.close();
+      }
+      if (keyColumns != null) {
+        ResultSet k = current == raw ? raw.getGeneratedKeys() : keys;
+        if (k != null) {
+          k.close();
+        }
+        keys = null;
       }
       current = next;
     }

@@ -118,6 +118,11 @@ final class FencedStatement implements InvocationHandler {
             connection,
             Delegation.invoke(carrier != null ? carrier.current() : raw, method, args),
             self);
+      case "getGeneratedKeys":
+        return FencedChild.fence(
+            connection,
+            carrier != null ? carrier.generatedKeys() : Delegation.invoke(raw, method, args),
+            self);
       case "clearParameters":
         if (carrier != null) {
           carrier.clearParameters();

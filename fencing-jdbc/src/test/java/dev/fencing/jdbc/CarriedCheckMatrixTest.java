@@ -280,6 +280,19 @@ class CarriedCheckMatrixTest {
             0,
             UNCOUNTED)); // autocommit: the rollbacks after the error depend on autosave
     ops.put(
+        "an error with its position in the statement",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (v) VALUES (? + no_such_column)")) {
+                ps.setInt(1, 7);
+                seen.add(String.valueOf(ps.executeUpdate()));
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            true));
+    ops.put(
         "an earlier result set is closed by the next execution",
         new Case(
             (c, seen) -> {

@@ -1,0 +1,143 @@
+package dev.fencing.jdbc;
+
+import java.lang.reflect.Field;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.BaseStatement;
+import org.postgresql.core.NativeQuery;
+import org.postgresql.core.Parser;
+
+/**
+ * The check carried by an execution of a statement prepared for generated keys ({@code
+ * prepareStatement(sql, RETURN_GENERATED_KEYS)} or with column names, as Hibernate's {@code
+ * IDENTITY} insert): pgjdbc appends {@code RETURNING <columns>} only to a query of one statement,
+ * so the carrier appends it itself, exactly where and as pgjdbc does, and only when pgjdbc does
+ * (its own {@link Parser} decides, with the connection's settings); else the check runs alone.
+ */
+final class CarriedKeys {
+  private CarriedKeys() {}
+
+  /**
+   * Whether the driver's statement {@code s} returns generated keys: pgjdbc's public {@code
+   * PgStatement.wantsGeneratedKeysAlways}, set when it appends (or finds) {@code RETURNING}. Read
+   * by reflection: naming {@code PgStatement} at compile time drags in annotations whose classes
+   * are not on the compile path. Null if the statement is not pgjdbc's.
+   */
+  private static @Nullable Field wantsKeys(Statement s) throws SQLException {
+    if (!s.isWrapperFor(BaseStatement.class)) {
+      return null;
+    }
+    try {
+      Field f = s.unwrap(BaseStatement.class).getClass().getField("wantsGeneratedKeysAlways");
+      return f.getType() == boolean.class ? f : null;
+    } catch (NoSuchFieldException | SecurityException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The columns a {@code prepareStatement(args)} asks pgjdbc to return, or null if it asks none or
+   * in a way not carried: {@code RETURN_GENERATED_KEYS} ({@code *}), or a non-empty array of column
+   * names. Column indexes are refused by pgjdbc when the statement is prepared.
+   */
+  static String @Nullable [] columns(Object[] args) {
+    if (args.length != 2) {
+      return null;
+    }
+    if (args[1] instanceof Integer keys && keys == Statement.RETURN_GENERATED_KEYS) {
+      return new String[] {"*"};
+    }
+    if (args[1] instanceof String[] names && names.length > 0) {
+      return names.clone();
+    }
+    return null;
+  }
+
+  /**
+   * The caller's SQL (of one statement, {@link CarriedCheck#oneStatement}) as pgjdbc runs it for
+   * {@code columns}: without its trailing {@code ;}, with pgjdbc's own {@code RETURNING} clause.
+   * Null if pgjdbc appends none for it (not an {@code INSERT}, {@code UPDATE}, {@code DELETE}, a
+   * {@code RETURNING} already there, ...), if the driver's statement does not return generated
+   * keys, or if the clause holds characters that the combined query's parsing could read
+   * differently.
+   */
+  static @Nullable String returning(
+      Connection connection, PreparedStatement raw, String sql, String[] columns)
+      throws SQLException {
+    Field wants = wantsKeys(raw);
+    if (wants == null
+        || !get(wants, raw.unwrap(BaseStatement.class))
+        || !connection.isWrapperFor(BaseConnection.class)) {
+      return null;
+    }
+    BaseConnection base = connection.unwrap(BaseConnection.class);
+    boolean scs = base.getStandardConformingStrings();
+    boolean quote = base.getQueryExecutor().getQuoteReturningIdentifiers();
+    // as pgjdbc prepares it (CachedQueryCreateAction): escapes processed, then parsed and split
+    String processed = Parser.replaceProcessing(sql, true, scs);
+    List<NativeQuery> with = Parser.parseJdbcSql(processed, scs, true, true, false, quote, columns);
+    List<NativeQuery> without = Parser.parseJdbcSql(processed, scs, true, true, false, quote);
+    if (with.size() != 1 || without.size() != 1) {
+      return null;
+    }
+    String appended = with.get(0).nativeSql;
+    String plain = without.get(0).nativeSql;
+    if (appended.length() <= plain.length() || !appended.startsWith(plain)) {
+      return null; // pgjdbc appends nothing
+    }
+    String clause = appended.substring(plain.length());
+    if (!clause.startsWith("\nRETURNING ") || unsafe(clause)) {
+      return null;
+    }
+    int end = sql.length();
+    while (end > 0 && (sql.charAt(end - 1) == ';' || Character.isWhitespace(sql.charAt(end - 1)))) {
+      end--;
+    }
+    return sql.substring(0, end) + clause;
+  }
+
+  /**
+   * Whether {@code clause} (pgjdbc's, appended after its parsing) could mean something else inside
+   * the combined query, which pgjdbc parses again: a parameter, an escape, a quote, a comment, a
+   * statement's end.
+   */
+  private static boolean unsafe(String clause) {
+    for (int i = 0; i < clause.length(); i++) {
+      if ("?{}';$-/\\".indexOf(clause.charAt(i)) >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Makes pgjdbc report every statement of {@code combined} as rows and then its update count, as
+   * it reports a statement prepared for generated keys (its first result, the check's row, becomes
+   * the statement's "generated keys"). False if the driver's statement is not at hand.
+   */
+  static boolean rowsAndCounts(PreparedStatement combined) throws SQLException {
+    Field wants = wantsKeys(combined);
+    if (wants == null) {
+      return false;
+    }
+    try {
+      wants.setBoolean(combined.unwrap(BaseStatement.class), true);
+    } catch (IllegalAccessException e) {
+      return false;
+    }
+    return true;
+  }
+
+  private static boolean get(Field f, Object o) {
+    try {
+      return f.getBoolean(o);
+    } catch (IllegalAccessException e) {
+      return false;
+    }
+  }
+}

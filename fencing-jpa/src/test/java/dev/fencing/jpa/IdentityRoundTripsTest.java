@@ -1,0 +1,102 @@
+package dev.fencing.jpa;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.Lease;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
+import org.hibernate.Session;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 13 for Hibernate's first write: an {@code IDENTITY} insert, which Hibernate prepares for
+ * generated keys, carries the check in its own round trip. A fenced transaction of such inserts
+ * takes as many round trips as the same transaction of an unfenced entity. (A stale token refused
+ * by the carried check: {@link IdGenerationTest}.)
+ */
+@SuppressWarnings("try") // fencing scopes are opened for their effect on the thread
+class IdentityRoundTripsTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static JpaFixture jpa;
+
+  @BeforeAll
+  static void start() {
+    jpa = JpaFixture.start(db, IdentityEntry.class, PlainIdentityEntry.class);
+  }
+
+  @AfterEach
+  void reset() {
+    jpa.reset();
+  }
+
+  @AfterAll
+  static void stop() {
+    jpa.close();
+  }
+
+  @Test
+  void aFencedIdentityTransactionTakesAsManyRoundTripsAsAnUnfencedOne() {
+    // both statements prepared once before counting (Hibernate's metadata, the pool's warm-up)
+    Lease lease = jpa.current("ledger");
+    transaction(s -> s.persist(new PlainIdentityEntry("warm-up")));
+    try (FencingScope scope = Fencing.bind(lease)) {
+      transaction(s -> s.persist(new IdentityEntry("warm-up")));
+    }
+    long calls = jpa.checkCalls();
+
+    try (RoundTrips trips = new RoundTrips()) {
+      trips.reset();
+      transaction(
+          s -> {
+            s.persist(new PlainIdentityEntry("a"));
+            s.persist(new PlainIdentityEntry("b"));
+          });
+      int unfenced = trips.count();
+
+      trips.reset();
+      try (FencingScope scope = Fencing.bind(lease)) {
+        transaction(
+            s -> {
+              s.persist(new IdentityEntry("a"));
+              s.persist(new IdentityEntry("b"));
+            });
+      }
+      int fenced = trips.count();
+      List<String> sent = trips.sent();
+
+      assertThat(fenced).as("round trips, fenced against unfenced").isEqualTo(unfenced);
+      // the check went with the first insert, before the same Sync, with pgjdbc's RETURNING
+      int check = indexOf(sent, "check_tokens(", 0);
+      int insert = indexOf(sent, "insert into identity_entry", check);
+      assertThat(check).as("the check sent: %s", sent).isNotNegative();
+      assertThat(insert).as("the insert after the check: %s", sent).isPositive();
+      assertThat(sent.subList(check, insert)).noneMatch(m -> m.contains("Sync"));
+      assertThat(sent.get(insert)).contains("RETURNING");
+    }
+    assertThat(jpa.checkCalls() - calls).isEqualTo(1);
+    assertThat(jpa.count("identity_entry")).isEqualTo(3);
+  }
+
+  /** The index of the first message from {@code from} on that contains {@code text}, or -1. */
+  private static int indexOf(List<String> sent, String text, int from) {
+    for (int i = Math.max(from, 0); i < sent.size(); i++) {
+      if (sent.get(i).toLowerCase(Locale.ROOT).contains(text)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static void transaction(Consumer<Session> work) {
+    jpa.sessionFactory.inTransaction(work);
+  }
+}
