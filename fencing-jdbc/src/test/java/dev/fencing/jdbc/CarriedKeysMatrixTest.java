@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -144,6 +145,45 @@ class CarriedKeysMatrixTest {
     }
     softly.assertAll();
     assertThat(FencingTestSupport.rejections(plain, resource, "stale_token")).isZero();
+  }
+
+  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
+  @MethodSource("settings")
+  void aZombieIsRefusedByTheCarriedCheckAndNothingIsWritten(
+      boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
+    String zombie =
+        externalResource(plain, "carried-keys-zombie-" + autoCommit + mode + autosave, 6);
+    PGSimpleDataSource driver =
+        FencingTestSupport.plain(
+            db,
+            ds -> {
+              ds.setPreferQueryMode(mode);
+              ds.setAutosave(autosave);
+              return ds;
+            });
+    exec(plain, "TRUNCATE k RESTART IDENTITY");
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection();
+        RoundTrips trips = new RoundTrips();
+        PreparedStatement ps = c.prepareStatement(INSERT, Statement.RETURN_GENERATED_KEYS)) {
+      c.setAutoCommit(autoCommit);
+      ps.setInt(1, 7);
+      trips.reset();
+      assertThatThrownBy(ps::executeUpdate)
+          .isInstanceOf(StaleFencingTokenException.class)
+          .extracting(e -> ((SQLException) e).getSQLState())
+          .isEqualTo("ZF001");
+      assertThat(trips.sent())
+          .as("the write was sent with its check")
+          .anyMatch(m -> m.contains("INSERT INTO k") && m.contains("RETURNING"));
+      assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
+    }
+    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM k"))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
+        .as("the refusal recorded")
+        .isEqualTo(1);
   }
 
   /** The round trips, then what the operation returned, then the rows committed. */
