@@ -4,6 +4,7 @@ import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
 import java.sql.Connection;

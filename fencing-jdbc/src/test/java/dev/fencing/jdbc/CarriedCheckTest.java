@@ -6,6 +6,7 @@ import static dev.fencing.jdbc.FencingTestSupport.queryLong;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
+import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.util.List;
 import java.util.Locale;
@@ -61,6 +62,7 @@ class IdentityRoundTripsTest {
             s.persist(new PlainIdentityEntry("b"));
           });
       int unfenced = trips.count();
+      List<String> sentUnfenced = trips.sent();
 
       trips.reset();
       try (FencingScope scope = Fencing.bind(lease)) {
@@ -73,7 +75,9 @@ class IdentityRoundTripsTest {
       int fenced = trips.count();
       List<String> sent = trips.sent();
 
-      assertThat(fenced).as("round trips, fenced against unfenced").isEqualTo(unfenced);
+      assertThat(fenced)
+          .as("round trips, fenced %s against unfenced %s", sent, sentUnfenced)
+          .isEqualTo(unfenced);
       // the check went with the first insert, before the same Sync, with pgjdbc's RETURNING
       int check = indexOf(sent, "check_tokens(", 0);
       int insert = indexOf(sent, "insert into identity_entry", check);

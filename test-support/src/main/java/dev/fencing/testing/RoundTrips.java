@@ -1,4 +1,4 @@
-package dev.fencing.jpa;
+package dev.fencing.testing;
 
 import java.text.MessageFormat;
 import java.util.ArrayList;
@@ -9,15 +9,17 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Counts round trips as pgjdbc logs its messages at FINEST (a copy of fencing-jdbc's test class of
- * the same name): each time it reads from the server after sending, it waited once. (Syncs alone
- * would not do: with {@code preferQueryMode=simple} pgjdbc sends each statement of a
- * multi-statement query as a query message of its own, all before reading.) Also keeps the messages
- * sent, formatted. Test code only; {@link #close()} restores the logger.
+ * Counts the round trips of the thread that creates it, as pgjdbc logs its messages at FINEST: each
+ * time it reads from the server after sending, it waited once. Other threads' messages (a pool's
+ * housekeeping, a lease's renewal) are not counted. (Syncs alone would not do: with {@code
+ * preferQueryMode=simple} pgjdbc sends each statement of a multi-statement query as a query message
+ * of its own, all before reading.) Also keeps the messages sent, formatted. Test code only; {@link
+ * #close()} restores the logger.
  */
-final class RoundTrips implements AutoCloseable {
+public final class RoundTrips implements AutoCloseable {
   private static final Logger PGJDBC = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
 
+  private final Thread owner = Thread.currentThread();
   private final List<String> sent = new ArrayList<>();
   private int waits; // guarded by sent
   private boolean sending; // guarded by sent
@@ -28,7 +30,7 @@ final class RoundTrips implements AutoCloseable {
         @Override
         public void publish(LogRecord record) {
           String message = record.getMessage();
-          if (message == null) {
+          if (message == null || Thread.currentThread() != owner) {
             return;
           }
           if (message.startsWith(" <=BE")) {
@@ -57,7 +59,7 @@ final class RoundTrips implements AutoCloseable {
         public void close() {}
       };
 
-  RoundTrips() {
+  public RoundTrips() {
     previousLevel = PGJDBC.getLevel();
     previousParents = PGJDBC.getUseParentHandlers();
     PGJDBC.setUseParentHandlers(false); // quiet: the records only go to the counter
@@ -66,7 +68,7 @@ final class RoundTrips implements AutoCloseable {
   }
 
   /** Forgets what was sent so far. */
-  void reset() {
+  public void reset() {
     synchronized (sent) {
       sent.clear();
       waits = 0;
@@ -75,14 +77,14 @@ final class RoundTrips implements AutoCloseable {
   }
 
   /** Round trips since the last reset: how often pgjdbc read from the server after sending. */
-  int count() {
+  public int count() {
     synchronized (sent) {
       return waits;
     }
   }
 
   /** The messages sent since the last reset, formatted. */
-  List<String> sent() {
+  public List<String> sent() {
     synchronized (sent) {
       return List.copyOf(sent);
     }
