@@ -24,6 +24,16 @@ import javax.sql.DataSource;
 final class Bank {
   static final String SCHEMA = "fencing_benchmark";
   static final String HOT = "bench-leader";
+
+  /**
+   * The protected variants' resources: their own, never the fenced variants' ({@code branch:<bid>},
+   * {@link #HOT}). A resource that a protected table ever covered leaves a marker at every check
+   * from then on (V10's {@code has_protected} stays set after {@code unprotect}), so sharing them
+   * would make the unprotected fenced variants pay for the protected ones' turns.
+   */
+  static final String PROTECTED_PREFIX = "protected-branch:";
+
+  static final String PROTECTED_HOT = "bench-leader-protected";
   static final String HOLDER = "fencing-benchmark";
   static final List<String> TABLES =
       List.of("pgbench_accounts", "pgbench_tellers", "pgbench_branches", "pgbench_history");
@@ -32,6 +42,8 @@ final class Bank {
   private final Plan plan;
   private FencingToken[] branchTokens = new FencingToken[0];
   private FencingToken hotToken = FencingToken.of(HOT, 1);
+  private FencingToken[] protectedBranchTokens = new FencingToken[0];
+  private FencingToken protectedHotToken = FencingToken.of(PROTECTED_HOT, 1);
 
   Bank(DataSource admin, Plan plan) {
     this.admin = admin;
@@ -120,23 +132,29 @@ final class Bank {
   }
 
   /**
-   * One lease per branch and one for the hot resource, taken in one transaction through the SQL API
-   * (1,000 {@code LeaseClient} round trips would only slow the start).
+   * One lease per branch and one for the hot resource, and the same again for the protected
+   * variants, taken in one transaction through the SQL API (2,000 {@code LeaseClient} round trips
+   * would only slow the start).
    */
   private void acquireLeases() throws SQLException {
     int b = plan.branches();
-    FencingToken[] tokens = new FencingToken[b + 1];
+    String[] names = new String[2 * (b + 1)];
+    names[0] = HOT;
+    names[b + 1] = PROTECTED_HOT;
+    for (int i = 1; i <= b; i++) {
+      names[i] = "branch:" + i;
+      names[b + 1 + i] = PROTECTED_PREFIX + i;
+    }
+    FencingToken[] tokens = new FencingToken[names.length];
     try (Connection c = admin.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT r.name, a.acquired, a.token, a.holder, a.expires_at"
-                  + " FROM (SELECT i, CASE WHEN i = 0 THEN ? ELSE 'branch:' || i END AS name"
-                  + "       FROM generate_series(0, ?) i) r,"
+                  + " FROM unnest(?::text[]) WITH ORDINALITY r(name, i),"
                   + " LATERAL fencing.try_acquire(r.name, ?, interval '2 hours') a ORDER BY r.i")) {
-        ps.setString(1, HOT);
-        ps.setInt(2, b);
-        ps.setString(3, HOLDER);
+        ps.setArray(1, c.createArrayOf("text", names));
+        ps.setString(2, HOLDER);
         try (ResultSet rs = ps.executeQuery()) {
           int i = 0;
           while (rs.next()) {
@@ -158,8 +176,10 @@ final class Bank {
       c.commit();
     }
     hotToken = tokens[0];
-    branchTokens = java.util.Arrays.copyOfRange(tokens, 1, tokens.length);
-    fillFloor(tokens);
+    branchTokens = java.util.Arrays.copyOfRange(tokens, 1, b + 1);
+    protectedHotToken = tokens[b + 1];
+    protectedBranchTokens = java.util.Arrays.copyOfRange(tokens, b + 2, tokens.length);
+    fillFloor(java.util.Arrays.copyOfRange(tokens, 0, b + 1));
   }
 
   /** One {@code bench_floor} row per resource with its token, as the fence's own row holds it. */
@@ -200,27 +220,45 @@ final class Bank {
     return hotToken;
   }
 
-  /** Puts per-row protection ({@code branch:<bid>}) on the four pgbench tables. */
+  /** The token of branch {@code bid}'s lease for the protected variants (1-based). */
+  FencingToken protectedBranchToken(int bid) {
+    return protectedBranchTokens[bid - 1];
+  }
+
+  /** The hot resource's token for the protected variants. */
+  FencingToken protectedHotToken() {
+    return protectedHotToken;
+  }
+
+  /** Puts per-row protection ({@code protected-branch:<bid>}) on the four pgbench tables. */
   void protect() throws SQLException {
     try (Connection c = admin.getConnection();
         Statement s = c.createStatement()) {
       c.setAutoCommit(true);
       for (String table : TABLES) {
-        s.execute("SELECT fencing.protect_rows('" + SCHEMA + "." + table + "', 'bid', 'branch:')");
+        s.execute(
+            "SELECT fencing.protect_rows('"
+                + SCHEMA
+                + "."
+                + table
+                + "', 'bid', '"
+                + PROTECTED_PREFIX
+                + "')");
       }
     }
   }
 
   /**
    * Puts statement-level protection on the four pgbench tables, the resource fixed per table: all
-   * four by the hot resource ({@code fencing.protect(table, resource)}).
+   * four by the protected variants' hot resource ({@code fencing.protect(table, resource)}).
    */
   void protectByHotResource() throws SQLException {
     try (Connection c = admin.getConnection();
         Statement s = c.createStatement()) {
       c.setAutoCommit(true);
       for (String table : TABLES) {
-        s.execute("SELECT fencing.protect('" + SCHEMA + "." + table + "', '" + HOT + "')");
+        s.execute(
+            "SELECT fencing.protect('" + SCHEMA + "." + table + "', '" + PROTECTED_HOT + "')");
       }
     }
   }
@@ -244,13 +282,16 @@ final class Bank {
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT fencing.release(r, t) FROM unnest(?::text[], ?::bigint[]) x(r, t)")) {
-        String[] names = new String[branchTokens.length + 1];
-        Long[] values = new Long[branchTokens.length + 1];
-        names[0] = hotToken.resource();
-        values[0] = hotToken.value();
-        for (int i = 0; i < branchTokens.length; i++) {
-          names[i + 1] = branchTokens[i].resource();
-          values[i + 1] = branchTokens[i].value();
+        List<FencingToken> all = new java.util.ArrayList<>();
+        all.add(hotToken);
+        all.addAll(List.of(branchTokens));
+        all.add(protectedHotToken);
+        all.addAll(List.of(protectedBranchTokens));
+        String[] names = new String[all.size()];
+        Long[] values = new Long[all.size()];
+        for (int i = 0; i < names.length; i++) {
+          names[i] = all.get(i).resource();
+          values[i] = all.get(i).value();
         }
         ps.setArray(1, c.createArrayOf("text", names));
         ps.setArray(2, c.createArrayOf("bigint", values));

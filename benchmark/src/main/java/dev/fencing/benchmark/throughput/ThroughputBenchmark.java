@@ -135,7 +135,7 @@ public final class ThroughputBenchmark {
                     UNFENCED,
                     tpcb ? TARGET_PROTECTED_ROWS : null,
                     fencedRows,
-                    bank::branchToken,
+                    bank::protectedBranchToken,
                     null)
                 .around(bank::protect, bank::unprotect));
         if (tpcb) {
@@ -147,7 +147,7 @@ public final class ThroughputBenchmark {
                       hot,
                       TARGET_PROTECTED_STATEMENT,
                       fencedStatement,
-                      bid -> bank.hotToken(),
+                      bid -> bank.protectedHotToken(),
                       null)
                   .around(bank::protectByHotResource, bank::unprotect));
           contenders.add(

@@ -64,11 +64,14 @@ final class ThroughputSections {
             common
                 + " Transaction: pgbench's built-in TPC-B (3 UPDATEs, 1 SELECT, 1 INSERT),"
                 + " with teller and account drawn from the transaction's branch. Protected tables"
-                + " (row triggers): fencing.protect_rows(table, 'bid', 'branch:') on all four"
-                + " tables; (statement triggers): fencing.protect(table, the hot resource) on all"
-                + " four, the clients bound to the hot resource's token, compared with the same"
-                + " fenced hot-resource workload unprotected (what the protection itself costs);"
-                + " each protection only during its variant's turns. SQL-level floor (issue 14):"
+                + " (row triggers): fencing.protect_rows(table, 'bid', 'protected-branch:') on all"
+                + " four tables, the clients bound to protected-branch:<bid>'s token; (statement"
+                + " triggers): fencing.protect(table, bench-leader-protected) on all four, the"
+                + " clients bound to that resource's token, compared with the same fenced"
+                + " hot-resource workload unprotected (what the protection itself costs); each"
+                + " protection only during its variant's turns, on resources of their own (a"
+                + " resource a protected table ever covered leaves a marker at every check after,"
+                + " so the fenced variants never use them). SQL-level floor (issue 14):"
                 + " unfenced, with the bare locking read the check needs sent as the same extra"
                 + " statement first, SELECT 1 FROM bench_floor WHERE name = ? AND max_seen = ? FOR"
                 + " SHARE on a benchmark-owned table holding each resource's token (one row per"
@@ -83,7 +86,8 @@ final class ThroughputSections {
             "Single-row UPDATE, JDBC",
             common
                 + " Transaction: one UPDATE of a random account, then COMMIT. Protected tables:"
-                + " fencing.protect_rows(table, 'bid', 'branch:') during that variant's turns.",
+                + " fencing.protect_rows(table, 'bid', 'protected-branch:') during that variant's"
+                + " turns, on resources of its own.",
             results,
             meters));
     sections.add(
