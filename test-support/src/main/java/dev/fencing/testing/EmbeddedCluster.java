@@ -123,10 +123,12 @@ public final class EmbeddedCluster implements AutoCloseable {
     ProcessHandle postmaster =
         ProcessHandle.of(postmasterPid)
             .orElseThrow(() -> new IllegalStateException("No postmaster process " + postmasterPid));
+    // Frozen first, the postmaster forks nothing more: every process it started is listed below.
+    Programs.freeze(postmasterPid);
     List<ProcessHandle> victims = new ArrayList<>();
     victims.add(postmaster);
     postmaster.descendants().forEach(victims::add);
-    // The postmaster first, so that it forks nothing more; then its children.
+    // The postmaster first, then its children.
     victims.forEach(ProcessHandle::destroyForcibly);
     awaitGone(victims);
     LOG.info(

@@ -86,8 +86,28 @@ final class Programs {
     }
   }
 
-  /** SIGKILL to {@code postmaster} first (it forks nothing more), then its children; waits. */
+  /**
+   * SIGSTOP to {@code pid}: a stopped postmaster forks nothing more, so the children listed after
+   * this are all it has. (Listing them first and killing the postmaster then lets a backend forked
+   * in between escape; orphaned, it keeps the shared memory attached and the next start fails.)
+   */
+  static void freeze(long pid) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid)).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS)) {
+        kill.destroyForcibly();
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not run kill -STOP " + pid, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** SIGKILL to {@code postmaster}, frozen first, and every process it started; waits. */
   static void killAll(ProcessHandle postmaster, Duration wait) {
+    freeze(postmaster.pid());
     List<ProcessHandle> victims = new ArrayList<>();
     victims.add(postmaster);
     postmaster.descendants().forEach(victims::add);
