@@ -1,15 +1,15 @@
 package dev.fencing.jdbc;
 
-import static dev.fencing.jdbc.CarriedFixture.drain;
-import static dev.fencing.jdbc.CarriedFixture.exception;
-import static dev.fencing.jdbc.CarriedFixture.rows;
-import static dev.fencing.jdbc.CarriedFixture.warnings;
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.drain;
+import static dev.fencing.jdbc.MatrixFixture.exception;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.jdbc.CarriedFixture.Operation;
-import dev.fencing.jdbc.CarriedFixture.PreparedBody;
+import dev.fencing.jdbc.MatrixFixture.Operation;
+import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
@@ -76,14 +76,14 @@ class CarriedCheckMatrixTest {
   private static final int UNCOUNTED = -1;
 
   static Stream<Arguments> settings() {
-    return CarriedFixture.settings();
+    return MatrixFixture.settings();
   }
 
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
   @MethodSource("settings")
   void carriedLooksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
-    PGSimpleDataSource driver = CarriedFixture.driver(db, mode, autosave);
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     FencedDataSource fenced = FencedDataSource.wrap(driver);
     SoftAssertions softly = new SoftAssertions();
     try (RoundTrips trips = new RoundTrips()) {
@@ -117,7 +117,7 @@ class CarriedCheckMatrixTest {
   private static List<String> transcript(
       DataSource ds, boolean autoCommit, Operation op, boolean bound, RoundTrips trips)
       throws SQLException {
-    return CarriedFixture.transcript(plain, "m", resource, ds, autoCommit, op, bound, trips);
+    return MatrixFixture.transcript(plain, "m", resource, ds, autoCommit, op, bound, trips);
   }
 
   private static Map<String, Case> cases() {

@@ -126,7 +126,7 @@ class CarriedCheckTest {
   @Test
   void withSimpleQueriesAnAutocommitWriteIsItsOwnTransactionWithItsCheck() throws SQLException {
     String resource = resource(5);
-    PGSimpleDataSource simple = CarriedFixture.driver(db, PreferQueryMode.SIMPLE);
+    PGSimpleDataSource simple = MatrixFixture.driver(db, PreferQueryMode.SIMPLE);
     List<Integer> seen;
     try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
       seen = roundTrips(FencedDataSource.wrap(simple), true, 1);
@@ -186,7 +186,7 @@ class CarriedCheckTest {
   void aZombieInAutocommitIsRefusedByTheCarriedCheck(PreferQueryMode mode) throws Exception {
     String resource = resource(6);
     int aid = RESOURCES.get() * 100;
-    PGSimpleDataSource driver = CarriedFixture.driver(db, mode);
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode);
     try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
         Connection zombie = FencedDataSource.wrap(driver).getConnection();
         RoundTrips trips = new RoundTrips();
@@ -194,13 +194,13 @@ class CarriedCheckTest {
             zombie.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, -5)")) {
       ps.setInt(1, aid);
       trips.reset();
-      CarriedFixture.assertRefusedAsStale(ps::executeUpdate);
+      MatrixFixture.assertRefusedAsStale(ps::executeUpdate);
       assertThat(trips.sent().stream().anyMatch(m -> m.contains("INSERT INTO hist")))
           .as("the write was sent with its check: %s", trips.sent())
           .isTrue();
       assertThat(zombie.getAutoCommit()).isTrue();
     }
-    CarriedFixture.assertNothingWrittenAndRefusalRecorded(
+    MatrixFixture.assertNothingWrittenAndRefusalRecorded(
         plain, resource, "SELECT count(*) FROM hist WHERE aid = ?", aid);
   }
 

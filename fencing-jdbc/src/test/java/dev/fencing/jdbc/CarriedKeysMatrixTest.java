@@ -1,15 +1,15 @@
 package dev.fencing.jdbc;
 
-import static dev.fencing.jdbc.CarriedFixture.drain;
-import static dev.fencing.jdbc.CarriedFixture.exception;
-import static dev.fencing.jdbc.CarriedFixture.rows;
-import static dev.fencing.jdbc.CarriedFixture.warnings;
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.drain;
+import static dev.fencing.jdbc.MatrixFixture.exception;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.jdbc.CarriedFixture.Operation;
-import dev.fencing.jdbc.CarriedFixture.PreparedBody;
+import dev.fencing.jdbc.MatrixFixture.Operation;
+import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -90,14 +90,14 @@ class CarriedKeysMatrixTest {
   private static final int UNCOUNTED = -1;
 
   static Stream<Arguments> settings() {
-    return CarriedFixture.settings();
+    return MatrixFixture.settings();
   }
 
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
   @MethodSource("settings")
   void generatedKeysLookExactlyLikeUnfenced(
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
-    PGSimpleDataSource driver = CarriedFixture.driver(db, mode, autosave);
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     FencedDataSource fenced = FencedDataSource.wrap(driver);
     SoftAssertions softly = new SoftAssertions();
     try (RoundTrips trips = new RoundTrips()) {
@@ -134,7 +134,7 @@ class CarriedKeysMatrixTest {
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
     String zombie =
         externalResource(plain, "carried-keys-zombie-" + autoCommit + mode + autosave, 6);
-    PGSimpleDataSource driver = CarriedFixture.driver(db, mode, autosave);
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     exec(plain, "TRUNCATE k RESTART IDENTITY");
     try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
         Connection c = FencedDataSource.wrap(driver).getConnection();
@@ -143,20 +143,20 @@ class CarriedKeysMatrixTest {
       c.setAutoCommit(autoCommit);
       ps.setInt(1, 7);
       trips.reset();
-      CarriedFixture.assertRefusedAsStale(ps::executeUpdate);
+      MatrixFixture.assertRefusedAsStale(ps::executeUpdate);
       assertThat(trips.sent())
           .as("the write was sent with its check")
           .anyMatch(m -> m.contains("INSERT INTO k") && m.contains("RETURNING"));
       assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
     }
-    CarriedFixture.assertNothingWrittenAndRefusalRecorded(plain, zombie, "SELECT count(*) FROM k");
+    MatrixFixture.assertNothingWrittenAndRefusalRecorded(plain, zombie, "SELECT count(*) FROM k");
   }
 
   /** The round trips, then what the operation returned, then the rows committed. */
   private static List<String> transcript(
       DataSource ds, boolean autoCommit, Operation op, boolean bound, RoundTrips trips)
       throws SQLException {
-    return CarriedFixture.transcript(plain, "k", resource, ds, autoCommit, op, bound, trips);
+    return MatrixFixture.transcript(plain, "k", resource, ds, autoCommit, op, bound, trips);
   }
 
   private static final String INSERT = "INSERT INTO k (v) VALUES (?)";

@@ -23,14 +23,14 @@ import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
 
 /**
- * What the tests of the carried check ({@link CarriedCheckTest}, {@link CarriedCheckMatrixTest},
- * {@link CarriedKeysMatrixTest}) share: the driver settings they run under, a zombie's refusal, and
- * the transcript of an operation (what the caller saw, the rows committed, the round trips), to
- * compare fenced with unfenced.
+ * What the tests comparing fenced with unfenced JDBC share ({@link InvisibilityMatrixTest}, {@link
+ * CarriedCheckMatrixTest}, {@link CarriedKeysMatrixTest}, {@link CarriedCheckTest}): the driver
+ * settings they run under, a zombie's refusal, and the transcript of an operation (what the caller
+ * saw, the rows committed, the round trips).
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
-final class CarriedFixture {
-  private CarriedFixture() {}
+final class MatrixFixture {
+  private MatrixFixture() {}
 
   /** One operation on a connection, writing what it saw into the transcript. */
   @FunctionalInterface
