@@ -8,6 +8,7 @@ package dev.fencing.jdbc;
  * #malformed()}.
  */
 final class SqlLexer {
+  // The kinds of token next() returns; END and SEMICOLON end a statement and are never kept.
   static final int END = -1;
   static final int SEMICOLON = -2;
   static final int WORD = 0;
@@ -62,7 +63,7 @@ final class SqlLexer {
     return sawBackslashInPlainLiteral;
   }
 
-  /** Lexes the next token, leaving it at [tokenStart, pos). */
+  /** Lexes the next token, leaving it at [{@link #tokenStart()}, {@link #tokenEnd()}): its kind. */
   int next() {
     skipSpaceAndComments();
     tokenStart = pos;
