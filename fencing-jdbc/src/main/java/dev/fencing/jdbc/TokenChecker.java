@@ -5,8 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.List;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
@@ -19,26 +17,14 @@ import org.slf4j.LoggerFactory;
  * function {@code check_tokens}) and turns a refusal into the library's exception, after rolling
  * the transaction back and recording the refusal.
  *
- * <p>A refusal is recorded with {@code record_rejection}, from the DETAIL the database sent with it
- * (its receipt proves the refusal happened); a write refused here because the lease is known lost
- * is recorded with the lease's resource and token, which the database accepts once it agrees the
- * lease is lost. A refusal whose recording fails (the connection was lost, the server crashed
- * between the rollback and the record, or the database does not agree yet that the lease is lost)
- * is kept and recorded after the next successful commit or rollback of any connection of the same
- * {@link FencedDataSource}, so the rejection log still gets every refusal a client saw, as long as
- * the client goes on. One the database will never take (no valid receipt) is logged and dropped.
+ * <p>A refusal is recorded by {@link RefusalRecorder}; one whose recording fails (the connection
+ * was lost, the server crashed between the rollback and the record, or the database does not agree
+ * yet that the lease is lost) is kept and recorded after the next successful commit or rollback of
+ * any connection of the same {@link FencedDataSource}, so the rejection log still gets every
+ * refusal a client saw, as long as the client goes on.
  */
 final class TokenChecker {
   private static final Logger log = LoggerFactory.getLogger(TokenChecker.class);
-
-  /** At most this many refusals wait to be recorded; beyond, the oldest is dropped (logged). */
-  static final int MAX_PENDING = 1_000;
-
-  /**
-   * A refusal still to be recorded: what {@code record_rejection} takes (the refusal's DETAIL with
-   * its receipt, or a lease-lost refusal the database checks).
-   */
-  private record Pending(String resource, @Nullable Long token, String refusal) {}
 
   /**
    * A call of a check function: with arrays bound as parameters, and, for the usual single token,
@@ -56,11 +42,9 @@ final class TokenChecker {
   private final Call checkSql;
   private final Call checkIfWrittenSql;
   private final Call checkAndCommitSql;
-  private final String recordSql;
+  private final RefusalRecorder recorder;
   private final boolean recordRejections;
   private final FencingMetrics metrics;
-  private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by itself
-  private volatile boolean hasPending;
   private final TableGuards guards = new TableGuards();
 
   TokenChecker(
@@ -70,7 +54,7 @@ final class TokenChecker {
     this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
     this.checkAndCommitSql = Call.of(schema, "check_tokens_if_written", "; COMMIT");
-    this.recordSql = "SELECT " + schema + ".record_rejection(?)";
+    this.recorder = new RefusalRecorder(schema);
     this.recordRejections = recordRejections;
     this.metrics = metrics;
   }
@@ -138,12 +122,8 @@ final class TokenChecker {
   Array[] arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    String[] resources = new String[bindings.size()];
-    Long[] tokens = new Long[bindings.size()];
-    for (int i = 0; i < resources.length; i++) {
-      resources[i] = bindings.get(i).token().resource();
-      tokens[i] = bindings.get(i).token().value();
-    }
+    String[] resources = resources(bindings);
+    Long[] tokens = tokens(bindings);
     return new Array[] {
       connection.createArrayOf("text", resources), connection.createArrayOf("bigint", tokens)
     };
@@ -196,15 +176,27 @@ final class TokenChecker {
     }
   }
 
+  private static String[] resources(List<FencingContext.Binding> bindings) {
+    String[] resources = new String[bindings.size()];
+    for (int i = 0; i < resources.length; i++) {
+      resources[i] = bindings.get(i).token().resource();
+    }
+    return resources;
+  }
+
+  private static Long[] tokens(List<FencingContext.Binding> bindings) {
+    Long[] tokens = new Long[bindings.size()];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = bindings.get(i).token().value();
+    }
+    return tokens;
+  }
+
   private boolean run(Connection connection, List<FencingContext.Binding> bindings, Call call)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    String[] resources = new String[bindings.size()];
-    Long[] tokens = new Long[bindings.size()];
-    for (int i = 0; i < resources.length; i++) {
-      resources[i] = bindings.get(i).token().resource();
-      tokens[i] = bindings.get(i).token().value();
-    }
+    String[] resources = resources(bindings);
+    Long[] tokens = tokens(bindings);
     long start = System.nanoTime();
     Object advanced;
     boolean one = resources.length == 1;
@@ -267,48 +259,9 @@ final class TokenChecker {
         refusal.getMessage());
     metrics.refused(refusal);
     if (record && recordRejections) {
-      record(connection, refusal);
+      recorder.record(connection, refusal);
     }
     return refusal;
-  }
-
-  /** The refused transaction is gone; the record gets a transaction of its own. */
-  private void record(Connection connection, FencingRefusedException refusal) {
-    String recordable = recordable(refusal);
-    if (recordable == null) {
-      log.warn(
-          "the refusal of token {} for {} carries no receipt from the database; not recorded",
-          refusal.presentedToken(),
-          refusal.resource());
-      return;
-    }
-    Pending p = new Pending(refusal.resource(), refusal.presentedToken(), recordable);
-    boolean autoCommit = true;
-    try {
-      autoCommit = connection.getAutoCommit();
-      insert(connection, p);
-      if (!autoCommit) {
-        connection.commit();
-      }
-    } catch (SQLException e) {
-      refusal.addSuppressed(e);
-      if (!autoCommit) {
-        rollbackQuietly(connection);
-      }
-      if (cannotBeRecorded(e)) {
-        log.error("the refusal {} cannot be recorded: {}", p.refusal(), e.getMessage());
-        return;
-      }
-      keep(p);
-      log.warn(
-          "could not record the refusal of token {} for {} ({}); it will be recorded after the"
-              + " next commit on this data source",
-          p.token(),
-          p.resource(),
-          e.toString());
-      return;
-    }
-    recordPending(connection);
   }
 
   /**
@@ -317,103 +270,6 @@ final class TokenChecker {
    * recorded now stays for the next time.
    */
   void recordPending(Connection connection) {
-    if (!hasPending) {
-      return;
-    }
-    boolean autoCommit;
-    try {
-      autoCommit = connection.getAutoCommit();
-    } catch (SQLException e) {
-      return;
-    }
-    while (true) {
-      Pending p;
-      synchronized (pending) {
-        p = pending.pollFirst();
-        hasPending = !pending.isEmpty();
-      }
-      if (p == null) {
-        return;
-      }
-      try {
-        insert(connection, p);
-        if (!autoCommit) {
-          connection.commit();
-        }
-        log.info("recorded the earlier refusal of token {} for {}", p.token(), p.resource());
-      } catch (SQLException e) {
-        if (!autoCommit) {
-          rollbackQuietly(connection);
-        }
-        if (cannotBeRecorded(e)) {
-          log.error("the refusal {} cannot be recorded: {}", p.refusal(), e.getMessage());
-          continue;
-        }
-        // the connection broke, or the database does not agree yet (a lease-lost refusal of a
-        // lease still valid by its clock): at the end of the queue, for the next time
-        synchronized (pending) {
-          pending.addLast(p);
-          hasPending = true;
-        }
-        return;
-      }
-    }
-  }
-
-  /**
-   * What {@code record_rejection} takes for {@code refusal}: the DETAIL the database sent with it
-   * (with its receipt), or, for a write the client refused because it knows the lease lost, the
-   * lease's resource and token (recorded once the database agrees the lease is lost). Null if the
-   * database's DETAIL is not at hand.
-   */
-  static @Nullable String recordable(FencingRefusedException refusal) {
-    if (refusal instanceof LeaseLostException lost && lost.presentedToken() != null) {
-      // resource names never need escaping in JSON (FencingToken.requireValidResource)
-      return "{\"resource\": \""
-          + lost.resource()
-          + "\", \"token\": "
-          + lost.presentedToken()
-          + ", \"reason\": \"lease_lost\"}";
-    }
-    ServerErrorMessage server = FencingExceptions.serverError(refusal);
-    return server == null ? null : server.getDetail();
-  }
-
-  /** record_rejection refused the record itself (no valid receipt): retrying cannot help. */
-  private static boolean cannotBeRecorded(SQLException e) {
-    return FencingSqlState.of(e.getSQLState()).orElse(null) == FencingSqlState.INVALID_ARGUMENT;
-  }
-
-  private void insert(Connection connection, Pending p) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(recordSql)) {
-      ps.setString(1, p.refusal());
-      ps.executeQuery().close();
-    }
-  }
-
-  private void keep(Pending p) {
-    Pending dropped = null;
-    synchronized (pending) {
-      if (pending.size() >= MAX_PENDING) {
-        dropped = pending.pollFirst();
-      }
-      pending.addLast(p);
-      hasPending = true;
-    }
-    if (dropped != null) {
-      log.error(
-          "more than {} refusals wait to be recorded; dropped the refusal of token {} for {}",
-          MAX_PENDING,
-          dropped.token(),
-          dropped.resource());
-    }
-  }
-
-  private static void rollbackQuietly(Connection connection) {
-    try {
-      connection.rollback();
-    } catch (SQLException again) {
-      // the connection is gone; nothing was recorded on it
-    }
+    recorder.recordPending(connection);
   }
 }

@@ -2,20 +2,22 @@ package dev.fencing.jdbc;
 
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.drain;
+import static dev.fencing.jdbc.MatrixFixture.exception;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.MatrixFixture.Operation;
+import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,12 +63,6 @@ class CarriedCheckMatrixTest {
     resource = externalResource(plain, "carried-matrix", 5);
   }
 
-  /** One operation on a connection, writing what it saw into the transcript. */
-  @FunctionalInterface
-  interface Operation {
-    void run(Connection c, List<String> seen) throws SQLException;
-  }
-
   /**
    * An operation, and the round trips it takes fenced beyond unfenced: in a transaction, in
    * autocommit.
@@ -80,32 +76,14 @@ class CarriedCheckMatrixTest {
   private static final int UNCOUNTED = -1;
 
   static Stream<Arguments> settings() {
-    List<Arguments> all = new ArrayList<>();
-    for (boolean autoCommit : new boolean[] {true, false}) {
-      for (PreferQueryMode mode :
-          new PreferQueryMode[] {
-            PreferQueryMode.EXTENDED, PreferQueryMode.EXTENDED_FOR_PREPARED, PreferQueryMode.SIMPLE
-          }) {
-        for (AutoSave autosave : new AutoSave[] {AutoSave.NEVER, AutoSave.ALWAYS}) {
-          all.add(Arguments.of(autoCommit, mode, autosave));
-        }
-      }
-    }
-    return all.stream();
+    return MatrixFixture.settings();
   }
 
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
   @MethodSource("settings")
   void carriedLooksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
-    PGSimpleDataSource driver =
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              ds.setAutosave(autosave);
-              return ds;
-            });
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     FencedDataSource fenced = FencedDataSource.wrap(driver);
     SoftAssertions softly = new SoftAssertions();
     try (RoundTrips trips = new RoundTrips()) {
@@ -139,44 +117,7 @@ class CarriedCheckMatrixTest {
   private static List<String> transcript(
       DataSource ds, boolean autoCommit, Operation op, boolean bound, RoundTrips trips)
       throws SQLException {
-    exec(plain, "TRUNCATE m RESTART IDENTITY");
-    List<String> seen = new ArrayList<>();
-    int roundTrips;
-    try (FencingScope scope = bound ? Fencing.bind(FencingToken.of(resource, 5)) : null;
-        Connection c = ds.getConnection()) {
-      c.setAutoCommit(autoCommit);
-      trips.reset();
-      try {
-        op.run(c, seen);
-      } catch (SQLException e) {
-        seen.add(exception(e));
-      }
-      if (!autoCommit) {
-        try {
-          c.commit();
-        } catch (SQLException e) {
-          seen.add("commit failed " + e.getSQLState());
-        }
-      }
-      roundTrips = trips.count();
-      seen.add("autocommit " + c.getAutoCommit());
-    }
-    try (Connection c = plain.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, v FROM m ORDER BY id")) {
-      seen.add("committed " + rows(rs));
-    }
-    seen.add(0, String.valueOf(roundTrips));
-    return seen;
-  }
-
-  private static String exception(SQLException e) {
-    return "exception "
-        + e.getClass().getSimpleName()
-        + " "
-        + e.getSQLState()
-        + " "
-        + e.getMessage();
+    return MatrixFixture.transcript(plain, "m", resource, ds, autoCommit, op, bound, trips);
   }
 
   private static Map<String, Case> cases() {
@@ -358,11 +299,6 @@ class CarriedCheckMatrixTest {
     return ops;
   }
 
-  @FunctionalInterface
-  interface PreparedBody {
-    Object run(PreparedStatement ps) throws SQLException;
-  }
-
   /** A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried. */
   private static Case carried(String sql, PreparedBody body) {
     return new Case(
@@ -379,48 +315,5 @@ class CarriedCheckMatrixTest {
         0,
         1,
         true);
-  }
-
-  private static void warnings(Statement s, List<String> seen) throws SQLException {
-    for (SQLWarning w = s.getWarnings(); w != null; w = w.getNextWarning()) {
-      seen.add("warning " + w.getSQLState() + " " + w.getMessage());
-    }
-  }
-
-  /** The results after the first, in order: result sets' rows and update counts. */
-  private static String drain(Statement s) throws SQLException {
-    StringBuilder out = new StringBuilder();
-    ResultSet rs = s.getResultSet();
-    if (rs != null) {
-      out.append(rs.isClosed() ? "closed" : rows(rs));
-    } else {
-      out.append("count ").append(s.getUpdateCount());
-    }
-    while (true) {
-      boolean isResultSet = s.getMoreResults();
-      if (isResultSet) {
-        out.append(" | ").append(rows(s.getResultSet()));
-      } else if (s.getUpdateCount() != -1) {
-        out.append(" | count ").append(s.getUpdateCount());
-      } else {
-        return out.append(" | ").append(s.getLargeUpdateCount()).toString();
-      }
-    }
-  }
-
-  private static String rows(ResultSet rs) throws SQLException {
-    StringBuilder out = new StringBuilder("[");
-    int columns = rs.getMetaData().getColumnCount();
-    while (rs.next()) {
-      out.append("(");
-      for (int i = 1; i <= columns; i++) {
-        out.append(i > 1 ? ", " : "")
-            .append(rs.getMetaData().getColumnLabel(i))
-            .append("=")
-            .append(rs.getString(i));
-      }
-      out.append(")");
-    }
-    return out.append("]").toString();
   }
 }

@@ -2,9 +2,14 @@ package dev.fencing.jdbc;
 
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.drain;
+import static dev.fencing.jdbc.MatrixFixture.exception;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.jdbc.MatrixFixture.Operation;
+import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
@@ -12,7 +17,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -65,12 +69,6 @@ class CarriedKeysMatrixTest {
     resource = externalResource(plain, "carried-keys", 5);
   }
 
-  /** One operation on a connection, writing what it saw into the transcript. */
-  @FunctionalInterface
-  interface Operation {
-    void run(Connection c, List<String> seen) throws SQLException;
-  }
-
   /** How a statement is prepared. */
   @FunctionalInterface
   interface Preparation {
@@ -92,32 +90,14 @@ class CarriedKeysMatrixTest {
   private static final int UNCOUNTED = -1;
 
   static Stream<Arguments> settings() {
-    List<Arguments> all = new ArrayList<>();
-    for (boolean autoCommit : new boolean[] {true, false}) {
-      for (PreferQueryMode mode :
-          new PreferQueryMode[] {
-            PreferQueryMode.EXTENDED, PreferQueryMode.EXTENDED_FOR_PREPARED, PreferQueryMode.SIMPLE
-          }) {
-        for (AutoSave autosave : new AutoSave[] {AutoSave.NEVER, AutoSave.ALWAYS}) {
-          all.add(Arguments.of(autoCommit, mode, autosave));
-        }
-      }
-    }
-    return all.stream();
+    return MatrixFixture.settings();
   }
 
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
   @MethodSource("settings")
   void generatedKeysLookExactlyLikeUnfenced(
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
-    PGSimpleDataSource driver =
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              ds.setAutosave(autosave);
-              return ds;
-            });
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     FencedDataSource fenced = FencedDataSource.wrap(driver);
     SoftAssertions softly = new SoftAssertions();
     try (RoundTrips trips = new RoundTrips()) {
@@ -154,14 +134,7 @@ class CarriedKeysMatrixTest {
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
     String zombie =
         externalResource(plain, "carried-keys-zombie-" + autoCommit + mode + autosave, 6);
-    PGSimpleDataSource driver =
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              ds.setAutosave(autosave);
-              return ds;
-            });
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     exec(plain, "TRUNCATE k RESTART IDENTITY");
     try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
         Connection c = FencedDataSource.wrap(driver).getConnection();
@@ -170,65 +143,20 @@ class CarriedKeysMatrixTest {
       c.setAutoCommit(autoCommit);
       ps.setInt(1, 7);
       trips.reset();
-      assertThatThrownBy(ps::executeUpdate)
-          .isInstanceOf(StaleFencingTokenException.class)
-          .extracting(e -> ((SQLException) e).getSQLState())
-          .isEqualTo("ZF001");
+      MatrixFixture.assertRefusedAsStale(ps::executeUpdate);
       assertThat(trips.sent())
           .as("the write was sent with its check")
           .anyMatch(m -> m.contains("INSERT INTO k") && m.contains("RETURNING"));
       assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
     }
-    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM k"))
-        .as("nothing of the zombie written")
-        .isZero();
-    assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
-        .as("the refusal recorded")
-        .isEqualTo(1);
+    MatrixFixture.assertNothingWrittenAndRefusalRecorded(plain, zombie, "SELECT count(*) FROM k");
   }
 
   /** The round trips, then what the operation returned, then the rows committed. */
   private static List<String> transcript(
       DataSource ds, boolean autoCommit, Operation op, boolean bound, RoundTrips trips)
       throws SQLException {
-    exec(plain, "TRUNCATE k RESTART IDENTITY");
-    List<String> seen = new ArrayList<>();
-    int roundTrips;
-    try (FencingScope scope = bound ? Fencing.bind(FencingToken.of(resource, 5)) : null;
-        Connection c = ds.getConnection()) {
-      c.setAutoCommit(autoCommit);
-      trips.reset();
-      try {
-        op.run(c, seen);
-      } catch (SQLException e) {
-        seen.add(exception(e));
-      }
-      if (!autoCommit) {
-        try {
-          c.commit();
-        } catch (SQLException e) {
-          seen.add("commit failed " + e.getSQLState());
-        }
-      }
-      roundTrips = trips.count();
-      seen.add("autocommit " + c.getAutoCommit());
-    }
-    try (Connection c = plain.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, v FROM k ORDER BY id")) {
-      seen.add("committed " + rows(rs));
-    }
-    seen.add(0, String.valueOf(roundTrips));
-    return seen;
-  }
-
-  private static String exception(SQLException e) {
-    return "exception "
-        + e.getClass().getSimpleName()
-        + " "
-        + e.getSQLState()
-        + " "
-        + e.getMessage();
+    return MatrixFixture.transcript(plain, "k", resource, ds, autoCommit, op, bound, trips);
   }
 
   private static final String INSERT = "INSERT INTO k (v) VALUES (?)";
@@ -261,7 +189,7 @@ class CarriedKeysMatrixTest {
               ps -> {
                 boolean isResultSet = ps.execute();
                 ResultSet keys = ps.getGeneratedKeys();
-                String before = rows(keys, ps);
+                String before = described(keys, ps);
                 // the driver closes the keys when getMoreResults closes the processed results
                 String after = drain(ps) + " keys closed " + keys.isClosed();
                 return isResultSet + " " + before + " " + after;
@@ -275,7 +203,7 @@ class CarriedKeysMatrixTest {
                 boolean isResultSet = ps.execute();
                 ResultSet keys = ps.getGeneratedKeys();
                 boolean more = ps.getMoreResults(Statement.KEEP_CURRENT_RESULT);
-                return isResultSet + " " + more + " " + keys.isClosed() + " " + rows(keys, ps);
+                return isResultSet + " " + more + " " + keys.isClosed() + " " + described(keys, ps);
               }));
       ops.put(
           "executeQuery (the driver refuses it, after it ran)" + how,
@@ -446,11 +374,6 @@ class CarriedKeysMatrixTest {
     return ops;
   }
 
-  @FunctionalInterface
-  interface PreparedBody {
-    Object run(PreparedStatement ps) throws SQLException;
-  }
-
   private static Operation body(Preparation prep, String sql, PreparedBody body) {
     return (c, seen) -> {
       try (PreparedStatement ps = prep.prepare(c, sql)) {
@@ -473,18 +396,13 @@ class CarriedKeysMatrixTest {
     return new Case(body(prep, sql, body), true, writes);
   }
 
-  private static void warnings(Statement s, List<String> seen) throws SQLException {
-    for (SQLWarning w = s.getWarnings(); w != null; w = w.getNextWarning()) {
-      seen.add("warning " + w.getSQLState() + " " + w.getMessage());
-    }
-  }
-
   /** The generated keys: their columns (label, type), rows, and the statement they name. */
   private static String keys(PreparedStatement ps) throws SQLException {
-    return "keys " + rows(ps.getGeneratedKeys(), ps);
+    return "keys " + described(ps.getGeneratedKeys(), ps);
   }
 
-  private static String rows(ResultSet rs, Statement ps) throws SQLException {
+  /** The columns of {@code rs} (label, type), whether it names {@code ps}, its rows. */
+  private static String described(ResultSet rs, Statement ps) throws SQLException {
     ResultSetMetaData md = rs.getMetaData();
     StringBuilder out = new StringBuilder("{");
     for (int i = 1; i <= md.getColumnCount(); i++) {
@@ -501,42 +419,5 @@ class CarriedKeysMatrixTest {
         .append(rs.getStatement() == ps ? "own statement " : "other statement ")
         .append(rows(rs))
         .toString();
-  }
-
-  /** The results after the first, in order: result sets' rows and update counts. */
-  private static String drain(Statement s) throws SQLException {
-    StringBuilder out = new StringBuilder();
-    ResultSet rs = s.getResultSet();
-    if (rs != null) {
-      out.append(rs.isClosed() ? "closed" : rows(rs));
-    } else {
-      out.append("count ").append(s.getUpdateCount());
-    }
-    while (true) {
-      boolean isResultSet = s.getMoreResults();
-      if (isResultSet) {
-        out.append(" | ").append(rows(s.getResultSet()));
-      } else if (s.getUpdateCount() != -1) {
-        out.append(" | count ").append(s.getUpdateCount());
-      } else {
-        return out.append(" | ").append(s.getLargeUpdateCount()).toString();
-      }
-    }
-  }
-
-  private static String rows(ResultSet rs) throws SQLException {
-    StringBuilder out = new StringBuilder("[");
-    int columns = rs.getMetaData().getColumnCount();
-    while (rs.next()) {
-      out.append("(");
-      for (int i = 1; i <= columns; i++) {
-        out.append(i > 1 ? ", " : "")
-            .append(rs.getMetaData().getColumnLabel(i))
-            .append("=")
-            .append(rs.getString(i));
-      }
-      out.append(")");
-    }
-    return out.append("]").toString();
   }
 }

@@ -2,15 +2,18 @@ package dev.fencing.jdbc;
 
 import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.MatrixFixture.Operation;
+import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
@@ -59,39 +62,15 @@ class InvisibilityMatrixTest {
     resource = externalResource(plain, "matrix", 5);
   }
 
-  /** One operation on a connection, writing what it saw into the transcript. */
-  @FunctionalInterface
-  interface Operation {
-    void run(Connection c, List<String> seen) throws SQLException;
-  }
-
   static Stream<Arguments> settings() {
-    List<Arguments> all = new ArrayList<>();
-    for (boolean autoCommit : new boolean[] {true, false}) {
-      for (PreferQueryMode mode :
-          new PreferQueryMode[] {
-            PreferQueryMode.EXTENDED, PreferQueryMode.EXTENDED_FOR_PREPARED, PreferQueryMode.SIMPLE
-          }) {
-        for (AutoSave autosave : new AutoSave[] {AutoSave.NEVER, AutoSave.ALWAYS}) {
-          all.add(Arguments.of(autoCommit, mode, autosave));
-        }
-      }
-    }
-    return all.stream();
+    return MatrixFixture.settings();
   }
 
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
   @MethodSource("settings")
   void fencedLooksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
-    PGSimpleDataSource driver =
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              ds.setAutosave(autosave);
-              return ds;
-            });
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
     FencedDataSource fenced = FencedDataSource.wrap(driver);
     SoftAssertions softly = new SoftAssertions();
     for (Map.Entry<String, Operation> op : operations().entrySet()) {
@@ -295,11 +274,6 @@ class InvisibilityMatrixTest {
     Object run(Statement s) throws SQLException;
   }
 
-  @FunctionalInterface
-  interface PreparedBody {
-    Object run(PreparedStatement ps) throws SQLException;
-  }
-
   private static void statement(Connection c, List<String> seen, StatementBody body)
       throws SQLException {
     try (Statement s = c.createStatement()) {
@@ -323,12 +297,6 @@ class InvisibilityMatrixTest {
     }
   }
 
-  private static void warnings(Statement s, List<String> seen) throws SQLException {
-    for (SQLWarning w = s.getWarnings(); w != null; w = w.getNextWarning()) {
-      seen.add("warning " + w.getSQLState() + " " + w.getMessage());
-    }
-  }
-
   /** The results after the first, in order: result sets' rows and update counts. */
   private static String drain(Statement s) throws SQLException {
     StringBuilder out = new StringBuilder();
@@ -348,21 +316,5 @@ class InvisibilityMatrixTest {
         return out.toString();
       }
     }
-  }
-
-  private static String rows(ResultSet rs) throws SQLException {
-    StringBuilder out = new StringBuilder("[");
-    int columns = rs.getMetaData().getColumnCount();
-    while (rs.next()) {
-      out.append("(");
-      for (int i = 1; i <= columns; i++) {
-        out.append(i > 1 ? ", " : "")
-            .append(rs.getMetaData().getColumnLabel(i))
-            .append("=")
-            .append(rs.getString(i));
-      }
-      out.append(")");
-    }
-    return out.append("]").toString();
   }
 }

@@ -1,6 +1,5 @@
 package dev.fencing.testing;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -9,8 +8,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -161,12 +158,7 @@ public final class EtcdServer implements AutoCloseable {
     if (configured != null && !configured.isBlank()) {
       return configured;
     }
-    Optional<Path> onPath =
-        Stream.of(Optional.ofNullable(System.getenv("PATH")).orElse("").split(File.pathSeparator))
-            .map(d -> Path.of(d, "etcd"))
-            .filter(Files::isExecutable)
-            .findFirst();
-    return onPath
+    return Processes.onPath("etcd")
         .map(Path::toString)
         .orElseThrow(
             () ->

@@ -9,7 +9,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,8 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -47,7 +44,6 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 public final class PatroniCluster implements AutoCloseable {
   private static final Duration PATIENCE = Duration.ofSeconds(90);
-  private static final String RUN_AS = "postgres";
 
   private final PatroniConfig config;
   private final EtcdServer etcd;
@@ -109,7 +105,7 @@ public final class PatroniCluster implements AutoCloseable {
 
   /** Why a cluster cannot start here ({@code patroni}, etcd or PostgreSQL missing), or null. */
   public static @Nullable String missing(PatroniConfig config) {
-    if (onPath("patroni").isEmpty()) {
+    if (Processes.onPath("patroni").isEmpty()) {
       return "no patroni on the PATH: install the Debian package patroni (.ci/run does)";
     }
     if (!EtcdServer.available()) {
@@ -266,12 +262,8 @@ public final class PatroniCluster implements AutoCloseable {
           yaml,
           config.yaml(name, node.port, node.restPort, etcd.hostAndPort(), dir),
           StandardCharsets.UTF_8);
-      if (asRoot()) {
-        UserPrincipal owner =
-            dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(RUN_AS);
-        for (Path p : List.of(directory, dir, yaml)) {
-          Files.setOwner(p, owner);
-        }
+      for (Path p : List.of(directory, dir, yaml)) {
+        Programs.handOver(p);
       }
     } catch (IOException e) {
       throw new UncheckedIOException("could not prepare Patroni " + name, e);
@@ -283,14 +275,11 @@ public final class PatroniCluster implements AutoCloseable {
 
   /** Starts (or starts again, after {@link #killLeader()}) the node's Patroni. */
   private void startPatroni(Node node) {
-    List<String> command = new ArrayList<>();
-    if (asRoot()) {
-      command.addAll(List.of("runuser", "-u", RUN_AS, "--"));
-    }
-    command.addAll(
-        List.of(
-            onPath("patroni").orElseThrow().toString(),
-            node.dir.resolve("patroni.yml").toString()));
+    List<String> command =
+        Programs.asServerUser(
+            List.of(
+                Processes.onPath("patroni").orElseThrow().toString(),
+                node.dir.resolve("patroni.yml").toString()));
     try {
       node.process =
           new ProcessBuilder(command)
@@ -300,17 +289,6 @@ public final class PatroniCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("could not start Patroni " + node.name, e);
     }
-  }
-
-  private static boolean asRoot() {
-    return "root".equals(System.getProperty("user.name"));
-  }
-
-  private static Optional<Path> onPath(String program) {
-    return Stream.of(Optional.ofNullable(System.getenv("PATH")).orElse("").split(":"))
-        .map(d -> Path.of(d, program))
-        .filter(Files::isExecutable)
-        .findFirst();
   }
 
   /** One node: a Patroni process and the PostgreSQL server it manages. */

@@ -1,5 +1,6 @@
 package dev.fencing.testing;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -18,6 +20,15 @@ final class Processes {
   private static final long POLL_MILLIS = 50;
 
   private Processes() {}
+
+  /** The executable {@code program} in a folder of the {@code PATH}, the first one found. */
+  static Optional<Path> onPath(String program) {
+    return Stream.of(
+            Optional.ofNullable(System.getenv("PATH")).orElse("").split(File.pathSeparator))
+        .map(d -> Path.of(d, program))
+        .filter(Files::isExecutable)
+        .findFirst();
+  }
 
   static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {

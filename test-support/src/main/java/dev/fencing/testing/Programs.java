@@ -41,11 +41,7 @@ final class Programs {
    * server's log.
    */
   static String run(String server, Path root, List<String> command, Duration wait) {
-    List<String> full = new ArrayList<>();
-    if (isRoot()) {
-      full.addAll(List.of("runuser", "-u", OS_USER, "--"));
-    }
-    full.addAll(command);
+    List<String> full = asServerUser(command);
     try {
       Path out = Files.createTempFile(root, "out-", ".txt");
       Path err = Files.createTempFile(root, "err-", ".txt");
@@ -194,6 +190,16 @@ final class Programs {
 
   static Path tool(String name) {
     return binaries().resolve(name);
+  }
+
+  /** {@code command}, run as the servers' OS user when running as root (through runuser). */
+  static List<String> asServerUser(List<String> command) {
+    List<String> full = new ArrayList<>();
+    if (isRoot()) {
+      full.addAll(List.of("runuser", "-u", OS_USER, "--"));
+    }
+    full.addAll(command);
+    return full;
   }
 
   static boolean isRoot() {

@@ -2,12 +2,8 @@ package dev.fencing.torture;
 
 import dev.fencing.migrations.FencingMigrations;
 import java.nio.file.Path;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -109,6 +105,7 @@ final class TortureRun implements AutoCloseable {
   private final Settings settings;
   private final TortureDatabase database;
   private final List<String> resources = new ArrayList<>();
+  private final TortureTables tables;
   private final List<WorkerProcess> workers = new ArrayList<>();
   private final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
   private final List<String> skipped = new ArrayList<>();
@@ -119,6 +116,7 @@ final class TortureRun implements AutoCloseable {
   private TortureRun(Settings settings, TortureDatabase database) {
     this.settings = settings;
     this.database = database;
+    this.tables = new TortureTables(database, resources);
     for (Fault fault : Fault.values()) {
       faults.put(fault, 0);
     }
@@ -149,24 +147,7 @@ final class TortureRun implements AutoCloseable {
     for (int i = 0; i < settings.resources(); i++) {
       resources.add("torture-" + run + "-r" + i);
     }
-    try (Connection c = database.dataSource().getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(
-          "CREATE TABLE IF NOT EXISTS torture_counter (resource text PRIMARY KEY, n bigint NOT"
-              + " NULL)");
-      s.execute(
-          "CREATE TABLE IF NOT EXISTS torture_write (resource text NOT NULL, n bigint NOT NULL,"
-              + " token bigint NOT NULL, worker int NOT NULL, seq bigint NOT NULL,"
-              + " max_seen bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT"
-              + " clock_timestamp(), PRIMARY KEY (resource, n))");
-      try (PreparedStatement ps =
-          c.prepareStatement("INSERT INTO torture_counter (resource, n) VALUES (?, 0)")) {
-        for (String resource : resources) {
-          ps.setString(1, resource);
-          ps.executeUpdate();
-        }
-      }
-    }
+    tables.create();
     for (int i = 0; i < settings.workers(); i++) {
       workers.add(
           WorkerProcess.start(
@@ -229,17 +210,17 @@ final class TortureRun implements AutoCloseable {
       return "NO_HOLD";
     }
     worker.pause();
-    boolean takenOver = poll(WAIT, () -> maxToken(held.resource()) > held.token());
+    boolean takenOver = poll(WAIT, () -> tables.maxToken(held.resource()) > held.token());
     boolean cut = cutRecording && settings.fenced() && takenOver;
-    Connection lock = cut ? lockRejectionLog() : null;
+    Connection lock = cut ? tables.lockRejectionLog() : null;
     try {
       worker.resume();
       worker.send("GO");
       if (lock != null) {
         // the refusal's recording now waits for the lock: kill its connection there (unless the
         // write failed otherwise, say on a connection a crash had broken: then nothing records)
-        poll(WAIT, () -> waitsForLock(worker) || worker.hasReported("RESULT "));
-        if (waitsForLock(worker) && terminate(worker) > 0) {
+        poll(WAIT, () -> tables.waitsForLock(worker.id()) || worker.hasReported("RESULT "));
+        if (tables.waitsForLock(worker.id()) && tables.terminate(worker.id()) > 0) {
           counted(Fault.CUT_RECORDING);
         }
       }
@@ -257,36 +238,6 @@ final class TortureRun implements AutoCloseable {
     return result;
   }
 
-  private Connection lockRejectionLog() throws SQLException {
-    Connection c = database.dataSource().getConnection();
-    try {
-      c.setAutoCommit(false);
-      try (Statement s = c.createStatement()) {
-        s.execute("LOCK TABLE fencing.rejection IN SHARE MODE");
-      }
-      return c;
-    } catch (SQLException e) {
-      c.close();
-      throw e;
-    }
-  }
-
-  private boolean waitsForLock(WorkerProcess worker) {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
-                    + " AND wait_event_type = 'Lock' AND query LIKE '%record_rejection%'")) {
-      ps.setString(1, Worker.applicationName(worker.id()));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1) > 0;
-      }
-    } catch (SQLException e) {
-      return false;
-    }
-  }
-
   /**
    * Stops {@code worker}'s next write between its statements, terminates its connection with {@code
    * pg_terminate_backend}, lets it go on.
@@ -298,7 +249,7 @@ final class TortureRun implements AutoCloseable {
     if (worker.awaitHeld(WAIT) == null) {
       return "NO_HOLD";
     }
-    int killed = terminate(worker);
+    int killed = tables.terminate(worker.id());
     worker.send("GO");
     String result = worker.awaitResult(WAIT);
     if (killed > 0) {
@@ -313,18 +264,7 @@ final class TortureRun implements AutoCloseable {
    * @return how many
    */
   int terminate(WorkerProcess worker) throws SQLException {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    + " WHERE application_name = ? AND xact_start IS NOT NULL"
-                    + " AND pid <> pg_backend_pid()")) {
-      ps.setString(1, Worker.applicationName(worker.id()));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
+    return tables.terminate(worker.id());
   }
 
   /**
@@ -359,8 +299,8 @@ final class TortureRun implements AutoCloseable {
       return false;
     }
     database.cutReplication();
-    long cut = issuances();
-    boolean issued = poll(WAIT, () -> issuances() >= cut + issuancesAfterCut);
+    long cut = tables.issuances();
+    boolean issued = poll(WAIT, () -> tables.issuances() >= cut + issuancesAfterCut);
     String what = database.killPrimaryAndAwaitPromotion();
     Map<Integer, Integer> lines = new HashMap<>();
     for (WorkerProcess w : workers) {
@@ -368,7 +308,7 @@ final class TortureRun implements AutoCloseable {
     }
     linesBeforeFailover = lines;
     counted(Fault.FAILOVER);
-    LOG.info("failover after {} issuances past the cut: {}", issuances() - cut, what);
+    LOG.info("failover after {} issuances past the cut: {}", tables.issuances() - cut, what);
     if (!issued) {
       throw new IllegalStateException(
           "the workers received fewer than " + issuancesAfterCut + " tokens within " + WAIT);
@@ -376,30 +316,14 @@ final class TortureRun implements AutoCloseable {
     return true;
   }
 
-  private long issuances() {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(*) FROM fencing.issuance i JOIN fencing.resource r"
-                    + " ON r.id = i.resource_id WHERE r.name = ANY (?)")) {
-      ps.setArray(1, c.createArrayOf("text", resources.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      return -1; // down for the moment
-    }
-  }
-
   /** Waits until every worker has committed at least {@code more} writes from now on. */
   void awaitProgress(int more) {
-    Map<Integer, Long> before = writesPerWorker();
+    Map<Integer, Long> before = tables.writesPerWorker();
     boolean done =
         poll(
             WAIT,
             () -> {
-              Map<Integer, Long> now = writesPerWorker();
+              Map<Integer, Long> now = tables.writesPerWorker();
               for (WorkerProcess w : workers) {
                 if (now.getOrDefault(w.id(), 0L) - before.getOrDefault(w.id(), 0L) < more) {
                   return false;
@@ -409,7 +333,7 @@ final class TortureRun implements AutoCloseable {
             });
     if (!done) {
       throw new IllegalStateException(
-          "the workers made no progress within " + WAIT + ": " + writesPerWorker());
+          "the workers made no progress within " + WAIT + ": " + tables.writesPerWorker());
     }
   }
 
@@ -432,40 +356,6 @@ final class TortureRun implements AutoCloseable {
         return false;
       }
     }
-  }
-
-  private long maxToken(String resource) {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT coalesce(max(token), 0) FROM torture_write WHERE resource = ?")) {
-      ps.setString(1, resource);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      return 0; // down for the moment
-    }
-  }
-
-  private Map<Integer, Long> writesPerWorker() {
-    Map<Integer, Long> counts = new HashMap<>();
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT worker, count(*) FROM torture_write WHERE resource = ANY (?) GROUP BY"
-                    + " worker")) {
-      ps.setArray(1, c.createArrayOf("text", resources.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          counts.put(rs.getInt(1), rs.getLong(2));
-        }
-      }
-    } catch (SQLException e) {
-      // down for the moment
-    }
-    return counts;
   }
 
   // --- the end -----------------------------------------------------------------------------------
@@ -501,53 +391,7 @@ final class TortureRun implements AutoCloseable {
   }
 
   History load() throws SQLException {
-    List<History.Write> writes = new ArrayList<>();
-    List<History.Issuance> issuances = new ArrayList<>();
-    List<History.Rejection> rejections = new ArrayList<>();
-    try (Connection c = database.dataSource().getConnection()) {
-      Array names = c.createArrayOf("text", resources.toArray());
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
-                  + " WHERE resource = ANY (?)")) {
-        ps.setArray(1, names);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            writes.add(
-                new History.Write(
-                    rs.getString(1),
-                    rs.getLong(2),
-                    rs.getLong(3),
-                    rs.getInt(4),
-                    rs.getLong(5),
-                    rs.getLong(6)));
-          }
-        }
-      }
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT r.name, i.token, i.holder FROM fencing.issuance i"
-                  + " JOIN fencing.resource r ON r.id = i.resource_id WHERE r.name = ANY (?)")) {
-        ps.setArray(1, names);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            issuances.add(new History.Issuance(rs.getString(1), rs.getLong(2), rs.getString(3)));
-          }
-        }
-      }
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT resource, token, sqlstate FROM fencing.rejection WHERE resource = ANY (?)")) {
-        ps.setArray(1, names);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            rejections.add(
-                new History.Rejection(
-                    rs.getString(1), rs.getObject(2, Long.class), rs.getString(3)));
-          }
-        }
-      }
-    }
+    TortureTables.Recorded recorded = tables.recorded();
     List<WorkerLog.Acquisition> acquisitions = new ArrayList<>();
     List<WorkerLog.Ack> acks = new ArrayList<>();
     List<WorkerLog.Refusal> refusals = new ArrayList<>();
@@ -563,7 +407,14 @@ final class TortureRun implements AutoCloseable {
             beforeFailover.plus(WorkerLog.read(w.id(), w.log(), lines.getOrDefault(w.id(), 0)));
       }
     }
-    return new History(writes, issuances, rejections, acquisitions, acks, refusals, beforeFailover);
+    return new History(
+        recorded.writes(),
+        recorded.issuances(),
+        recorded.rejections(),
+        acquisitions,
+        acks,
+        refusals,
+        beforeFailover);
   }
 
   /** Stops any worker still running (killing it if need be). */

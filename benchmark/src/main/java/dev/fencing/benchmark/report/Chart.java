@@ -16,8 +16,9 @@ import javax.imageio.ImageIO;
 /**
  * The report's PNG, drawn with Java2D (headless): one panel per section part, stacked. Ratios are
  * horizontal bars with the per-round spread as a whisker and the target as a red tick; latency
- * distributions show p50 as a bar with p90 and p99 ticks; series are line charts (logarithmic x
- * when the x values span two decades or more).
+ * distributions show p50 as a bar with p90 and p99 ticks; figures (single values with an absolute
+ * target) are bars, each on a scale of its own, with the target as a red tick; series are line
+ * charts (logarithmic x when the x values span two decades or more).
  */
 final class Chart {
   private static final int WIDTH = 1100;
@@ -26,8 +27,8 @@ final class Chart {
   private static final int ROW = 22;
   private static final int TITLE = 30;
   private static final int SERIES_HEIGHT = 240;
-  private static final Color BAR = new Color(0x4C78A8);
-  private static final Color TARGET = new Color(0xD62728);
+  static final Color BAR = new Color(0x4C78A8);
+  static final Color TARGET = new Color(0xD62728);
   private static final Color GRID = new Color(0xDDDDDD);
   private static final Color[] LINES = {
     new Color(0x4C78A8), new Color(0xF58518), new Color(0x54A24B), new Color(0xB279A2)
@@ -52,6 +53,9 @@ final class Chart {
       }
       if (!section.distributions().isEmpty()) {
         panels.add(distributionPanel(section));
+      }
+      if (!section.figures().isEmpty()) {
+        panels.add(figurePanel(section));
       }
       for (Series series : section.series()) {
         panels.add(seriesPanel(section, series));
@@ -178,6 +182,54 @@ final class Chart {
         }
       }
     };
+  }
+
+  /**
+   * One bar per figure against its target. Figures have units of their own, so each row has a scale
+   * of its own (the larger of value and target, plus a tenth) and says its numbers in words.
+   */
+  private static Panel figurePanel(Section section) {
+    List<Figure> figures = section.figures();
+    return new Panel() {
+      @Override
+      public int height() {
+        return TITLE + figures.size() * ROW + 24;
+      }
+
+      @Override
+      public void draw(Graphics2D g, int top) {
+        title(g, section.title() + " — figures (bar) against their targets (ticks)", top);
+        int y0 = top + TITLE;
+        int width = WIDTH - LABEL - MARGIN - 160;
+        for (int i = 0; i < figures.size(); i++) {
+          Figure f = figures.get(i);
+          int y = y0 + i * ROW;
+          label(g, f.name() + " (" + f.unit() + ")", y);
+          Double target = f.target();
+          double max = Math.max(finiteOrZero(f.value()), target == null ? 0 : target);
+          double scaleMax = max <= 0 ? 1 : max * 1.1;
+          if (Double.isFinite(f.value()) && f.value() > 0) {
+            g.setColor(BAR);
+            g.fillRect(LABEL, y + 4, (int) (width * f.value() / scaleMax), ROW - 8);
+          }
+          if (target != null && target >= 0) {
+            tick(g, LABEL + (int) (width * target / scaleMax), y);
+          }
+          g.setColor(Color.BLACK);
+          g.drawString(
+              Report.format(f.value())
+                  + (target == null
+                      ? ""
+                      : (f.higherIsBetter() ? " (≥ " : " (≤ ") + Report.format(target) + ")"),
+              LABEL + width + 8,
+              y + 15);
+        }
+      }
+    };
+  }
+
+  private static double finiteOrZero(double value) {
+    return Double.isFinite(value) ? value : 0;
   }
 
   private static Panel seriesPanel(Section section, Series series) {

@@ -2,12 +2,15 @@ package dev.fencing.benchmark.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.awt.Color;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.imageio.ImageIO;
@@ -222,5 +225,104 @@ class ReportTest {
         List.of(),
         List.of(),
         List.of());
+  }
+
+  /**
+   * Figures are drawn as bars against their targets: one bar per figure (on a scale of its own),
+   * the target a red tick where it falls against the bar; a figure without a target has no tick.
+   */
+  @Test
+  void theChartDrawsEachFigureAsABarAgainstItsTarget() throws Exception {
+    Section figures =
+        new Section(
+            "growth-row-triggers",
+            "Row triggers",
+            "one round",
+            List.of(),
+            List.of(),
+            List.of(
+                new Figure(
+                    "growth-row-triggers/row-trigger-us",
+                    "per row",
+                    "µs per row",
+                    12.5,
+                    10.0,
+                    false),
+                new Figure("growth-row-triggers/headroom", "headroom", "x", 3.0, 4.0, true),
+                new Figure(
+                    "growth-row-triggers/untargeted", "untargeted", "µs", 40.0, null, false)),
+            List.of(),
+            List.of());
+
+    new Report(ENVIRONMENT, List.of(figures)).write(out);
+
+    BufferedImage chart = ImageIO.read(out.resolve(Report.CHART).toFile());
+    List<int[]> bars = bands(chart, Chart.BAR);
+    assertThat(bars).as("one bar per figure").hasSize(3);
+    // the target's place on the bar: 10 of 12.5 (missed, at most 10), 4 of 3 (missed, at least 4)
+    assertThat(targetAlongBar(chart, bars.get(0))).isCloseTo(10.0 / 12.5, within(0.02));
+    assertThat(targetAlongBar(chart, bars.get(1))).isCloseTo(4.0 / 3.0, within(0.02));
+    assertThat(targetX(chart, bars.get(2))).as("no target, no tick").isEqualTo(-1);
+  }
+
+  /** The runs of image rows holding {@code color}: {first row, last row}. */
+  private static List<int[]> bands(BufferedImage image, Color color) {
+    List<int[]> bands = new ArrayList<>();
+    int start = -1;
+    for (int y = 0; y <= image.getHeight(); y++) {
+      boolean has = y < image.getHeight() && firstX(image, y, color) >= 0;
+      if (has && start < 0) {
+        start = y;
+      } else if (!has && start >= 0) {
+        bands.add(new int[] {start, y - 1});
+        start = -1;
+      }
+    }
+    return bands;
+  }
+
+  /** Where the target tick stands along the bar of {@code band}: 1.0 at the bar's end. */
+  private static double targetAlongBar(BufferedImage image, int[] band) {
+    int y = (band[0] + band[1]) / 2;
+    int barStart = firstX(image, y, Chart.BAR);
+    int barEnd = barStart; // the last of the bar's colour: the tick may stand inside the bar
+    for (int x = barStart; x < image.getWidth(); x++) {
+      if (near(image.getRGB(x, y), Chart.BAR)) {
+        barEnd = x;
+      }
+    }
+    int tick = targetX(image, band);
+    assertThat(tick).as("a target tick on the bar's row").isPositive();
+    return (double) (tick - barStart) / (barEnd + 1 - barStart);
+  }
+
+  /** The middle of the target tick in {@code band}, or -1. */
+  private static int targetX(BufferedImage image, int[] band) {
+    int y = (band[0] + band[1]) / 2;
+    int first = firstX(image, y, Chart.TARGET);
+    if (first < 0) {
+      return -1;
+    }
+    int last = first;
+    while (last + 1 < image.getWidth() && near(image.getRGB(last + 1, y), Chart.TARGET)) {
+      last++;
+    }
+    return (first + last) / 2;
+  }
+
+  private static int firstX(BufferedImage image, int y, Color color) {
+    for (int x = 0; x < image.getWidth(); x++) {
+      if (near(image.getRGB(x, y), color)) {
+        return x;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean near(int rgb, Color color) {
+    Color c = new Color(rgb);
+    return Math.abs(c.getRed() - color.getRed()) < 8
+        && Math.abs(c.getGreen() - color.getGreen()) < 8
+        && Math.abs(c.getBlue() - color.getBlue()) < 8;
   }
 }

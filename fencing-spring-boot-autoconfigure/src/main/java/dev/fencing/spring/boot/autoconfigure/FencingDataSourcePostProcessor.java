@@ -2,12 +2,20 @@ package dev.fencing.spring.boot.autoconfigure;
 
 import dev.fencing.jdbc.FencedDataSource;
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.Ordered;
@@ -17,14 +25,20 @@ import org.springframework.core.Ordered;
  * {@code spring.datasource.*} settings bound), and remembers what it wrapped: the lease client and
  * the migrations use the pool itself, whose SQL needs no token. Boot's {@code DataSourceUnwrapper}
  * (Hikari metrics, JMX, health) still reaches the pool through {@code unwrap}/{@code isWrapperFor}.
+ *
+ * <p>A bean named in {@code fencing.datasource.resources} checks only the resources listed for it.
+ * A name there that is no {@code DataSource} bean fails start-up when the first one is wrapped,
+ * before the fence's migrations could run.
  */
-final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered {
+final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered, BeanFactoryAware {
   private static final Logger LOG = LoggerFactory.getLogger(FencingDataSourcePostProcessor.class);
 
   private final ObjectProvider<FencingProperties> properties;
   private final ObjectProvider<FencingMeters> metrics;
   private final Map<DataSource, DataSource> unfenced =
       Collections.synchronizedMap(new IdentityHashMap<>());
+  private @Nullable ListableBeanFactory beanFactory;
+  private volatile boolean placementChecked;
 
   FencingDataSourcePostProcessor(
       ObjectProvider<FencingProperties> properties, ObjectProvider<FencingMeters> metrics) {
@@ -38,6 +52,10 @@ final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered
       return bean;
     }
     FencingProperties config = properties.getObject();
+    if (!placementChecked) {
+      checkPlacedBeansExist(config);
+      placementChecked = true;
+    }
     if (config.datasource().exclude().contains(beanName)) {
       LOG.info("DataSource bean {} is not fenced (fencing.datasource.exclude)", beanName);
       return bean;
@@ -47,6 +65,10 @@ final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered
             .schema(config.schema())
             .requireToken(config.datasource().requireToken())
             .recordRejections(config.datasource().recordRejections());
+    List<String> resources = config.datasource().resources().get(beanName);
+    if (resources != null) {
+      builder.resources(ResourcePlacement.of(resources));
+    }
     FencingMeters registry = metrics.getIfAvailable();
     if (registry != null) {
       builder.meterRegistry(registry.registry());
@@ -55,6 +77,33 @@ final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered
     unfenced.put(fenced, dataSource);
     LOG.debug("DataSource bean {} is fenced", beanName);
     return fenced;
+  }
+
+  @Override
+  public void setBeanFactory(BeanFactory beanFactory) {
+    if (beanFactory instanceof ListableBeanFactory listable) {
+      this.beanFactory = listable;
+    }
+  }
+
+  /** A bean name in {@code fencing.datasource.resources} must be a {@code DataSource} bean's. */
+  private void checkPlacedBeansExist(FencingProperties config) {
+    ListableBeanFactory factory = beanFactory;
+    if (factory == null || config.datasource().resources().isEmpty()) {
+      return;
+    }
+    Set<String> dataSources =
+        new TreeSet<>(Arrays.asList(factory.getBeanNamesForType(DataSource.class, true, false)));
+    for (String bean : config.datasource().resources().keySet()) {
+      if (!dataSources.contains(bean)) {
+        throw new IllegalStateException(
+            "fencing.datasource.resources."
+                + bean
+                + " names no DataSource bean (the DataSource beans: "
+                + dataSources
+                + ")");
+      }
+    }
   }
 
   /** The pool under {@code dataSource} if this post-processor fenced it, else itself. */

@@ -2,10 +2,14 @@ package dev.fencing.spring.boot.autoconfigure;
 
 import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.ConstructorBinding;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
@@ -98,22 +102,29 @@ public record FencingProperties(
    *     MissingFencingTokenException}); the application's own Flyway migrates through the unfenced
    *     pool, but Hibernate's {@code ddl-auto} and {@code spring.sql.init} scripts are refused
    * @param recordRejections record refusals in the fence's rejection log
+   * @param resources which resources live in the database of each {@code DataSource} bean, by bean
+   *     name ({@code FencedDataSource.Builder#resources}): resource names, or name prefixes ending
+   *     in {@code *}; tokens bound for other resources are not checked, carried or required by that
+   *     bean's connections. A bean without an entry checks every resource bound
    */
   public record DataSourceFencing(
       @DefaultValue("true") boolean wrap,
       @DefaultValue List<String> exclude,
       @DefaultValue("false") boolean requireToken,
-      @DefaultValue("true") boolean recordRejections) {
+      @DefaultValue("true") boolean recordRejections,
+      @DefaultValue Map<String, List<String>> resources) {
 
     /**
-     * Checks the excluded bean names.
+     * Checks the excluded bean names and the resources of each bean.
      *
      * @param wrap see {@link #wrap()}
      * @param exclude see {@link #exclude()}
      * @param requireToken see {@link #requireToken()}
      * @param recordRejections see {@link #recordRejections()}
+     * @param resources see {@link #resources()}
      * @throws IllegalArgumentException naming the property of a bad value
      */
+    @ConstructorBinding
     public DataSourceFencing {
       exclude = List.copyOf(exclude);
       for (int i = 0; i < exclude.size(); i++) {
@@ -122,6 +133,36 @@ public record FencingProperties(
               "fencing.datasource.exclude[" + i + "] must be a bean name, was blank");
         }
       }
+      Map<String, List<String>> placed = new LinkedHashMap<>();
+      for (Map.Entry<String, List<String>> bean : resources.entrySet()) {
+        String property = "fencing.datasource.resources." + bean.getKey();
+        if (exclude.contains(bean.getKey())) {
+          throw new IllegalArgumentException(
+              property + ": the bean is not fenced (fencing.datasource.exclude)");
+        }
+        if (bean.getValue().isEmpty()) {
+          throw new IllegalArgumentException(
+              property + " must list resource names or prefixes ending in *, was empty");
+        }
+        for (int i = 0; i < bean.getValue().size(); i++) {
+          ResourcePlacement.check(property + "[" + i + "]", bean.getValue().get(i));
+        }
+        placed.put(bean.getKey(), List.copyOf(bean.getValue()));
+      }
+      resources = Collections.unmodifiableMap(placed);
+    }
+
+    /**
+     * Every resource in the database of every bean (the configuration before {@code resources}).
+     *
+     * @param wrap see {@link #wrap()}
+     * @param exclude see {@link #exclude()}
+     * @param requireToken see {@link #requireToken()}
+     * @param recordRejections see {@link #recordRejections()}
+     */
+    public DataSourceFencing(
+        boolean wrap, List<String> exclude, boolean requireToken, boolean recordRejections) {
+      this(wrap, exclude, requireToken, recordRejections, Map.of());
     }
   }
 

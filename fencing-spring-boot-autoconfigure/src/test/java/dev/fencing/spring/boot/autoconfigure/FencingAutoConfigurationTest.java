@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
@@ -166,6 +167,31 @@ class FencingAutoConfigurationTest {
         .run(
             context ->
                 assertThat(context.getBean(DataSource.class)).isInstanceOf(HikariDataSource.class));
+  }
+
+  @Test
+  void resourcesBindPerBeanNameAndAnExcludedBeanCannotHaveAny() {
+    runner
+        .withPropertyValues("fencing.datasource.resources.dataSource=ledger,shard-a/*")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(FencingProperties.class).datasource().resources())
+                  .isEqualTo(Map.of("dataSource", List.of("ledger", "shard-a/*")));
+              assertThat(context.getBean(DataSource.class)).isInstanceOf(FencedDataSource.class);
+            });
+    runner
+        .withPropertyValues(
+            "fencing.datasource.exclude=dataSource",
+            "fencing.datasource.resources.dataSource=ledger")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining(
+                        "fencing.datasource.resources.dataSource: the bean is not fenced"
+                            + " (fencing.datasource.exclude)"));
   }
 
   @Test

@@ -56,6 +56,9 @@ class StartUpPropertiesTest {
         "fencing.migrations.migrate | sometimes     | fencing.migrations.migrate",
         "fencing.datasource.exclude | ' '           | fencing.datasource.exclude[0] must be a bean name",
         "fencing.shedlock.resource-prefix | 'job '  | fencing.shedlock.resource-prefix",
+        "fencing.datasource.resources.dataSource | 'ledger*x' | fencing.datasource.resources.dataSource[0] may hold * only at its end",
+        "fencing.datasource.resources.dataSource | 'led ger'  | fencing.datasource.resources.dataSource[0] must be a resource name or a prefix of one ending in *",
+        "fencing.datasource.resources.noSuchBean | ledger     | fencing.datasource.resources.noSuchBean names no DataSource bean",
       })
   void aBadValueFailsStartUpNamingThePropertyAndCreatesNothing(
       String property, String value, String message) throws SQLException {

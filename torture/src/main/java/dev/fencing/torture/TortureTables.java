@@ -1,0 +1,220 @@
+package dev.fencing.torture;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a {@link TortureRun} reads and writes in its database, besides the workers' own writes: the
+ * torture tables, the fence's issuance and rejection logs for the run's resources, and the workers'
+ * backends. Each call takes a connection of its own; the observing ones return a neutral value
+ * while the database is down (a fault may have killed it).
+ */
+final class TortureTables {
+
+  /**
+   * What the database holds of a run: the writes landed, the tokens issued, the refusals logged.
+   */
+  record Recorded(
+      List<History.Write> writes,
+      List<History.Issuance> issuances,
+      List<History.Rejection> rejections) {}
+
+  private final TortureDatabase database;
+  private final List<String> resources;
+
+  /** The tables of {@code resources} (the run's list, filled in before {@link #create()}). */
+  TortureTables(TortureDatabase database, List<String> resources) {
+    this.database = database;
+    this.resources = resources;
+  }
+
+  /** Creates the torture tables if need be and a counter of each resource. */
+  void create() throws SQLException {
+    try (Connection c = database.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS torture_counter (resource text PRIMARY KEY, n bigint NOT"
+              + " NULL)");
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS torture_write (resource text NOT NULL, n bigint NOT NULL,"
+              + " token bigint NOT NULL, worker int NOT NULL, seq bigint NOT NULL,"
+              + " max_seen bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT"
+              + " clock_timestamp(), PRIMARY KEY (resource, n))");
+      try (PreparedStatement ps =
+          c.prepareStatement("INSERT INTO torture_counter (resource, n) VALUES (?, 0)")) {
+        for (String resource : resources) {
+          ps.setString(1, resource);
+          ps.executeUpdate();
+        }
+      }
+    }
+  }
+
+  /**
+   * A connection whose open transaction holds a lock on the rejection log that makes {@code
+   * record_rejection} wait; the caller rolls it back and closes it.
+   */
+  Connection lockRejectionLog() throws SQLException {
+    Connection c = database.dataSource().getConnection();
+    try {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("LOCK TABLE fencing.rejection IN SHARE MODE");
+      }
+      return c;
+    } catch (SQLException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  /** Whether a backend of {@code worker} waits for a lock in {@code record_rejection}. */
+  boolean waitsForLock(int worker) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+                    + " AND wait_event_type = 'Lock' AND query LIKE '%record_rejection%'")) {
+      ps.setString(1, Worker.applicationName(worker));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Terminates the backends of {@code worker} that are inside a transaction right now.
+   *
+   * @return how many
+   */
+  int terminate(int worker) throws SQLException {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    + " WHERE application_name = ? AND xact_start IS NOT NULL"
+                    + " AND pid <> pg_backend_pid()")) {
+      ps.setString(1, Worker.applicationName(worker));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /** Tokens issued for the run's resources so far; -1 while the database is down. */
+  long issuances() {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM fencing.issuance i JOIN fencing.resource r"
+                    + " ON r.id = i.resource_id WHERE r.name = ANY (?)")) {
+      ps.setArray(1, c.createArrayOf("text", resources.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      return -1; // down for the moment
+    }
+  }
+
+  /** The newest token a write of {@code resource} landed with; 0 while the database is down. */
+  long maxToken(String resource) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT coalesce(max(token), 0) FROM torture_write WHERE resource = ?")) {
+      ps.setString(1, resource);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      return 0; // down for the moment
+    }
+  }
+
+  /** Writes landed per worker; empty while the database is down. */
+  Map<Integer, Long> writesPerWorker() {
+    Map<Integer, Long> counts = new HashMap<>();
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT worker, count(*) FROM torture_write WHERE resource = ANY (?) GROUP BY"
+                    + " worker")) {
+      ps.setArray(1, c.createArrayOf("text", resources.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          counts.put(rs.getInt(1), rs.getLong(2));
+        }
+      }
+    } catch (SQLException e) {
+      // down for the moment
+    }
+    return counts;
+  }
+
+  /** The writes, issuances and rejections of the run's resources. */
+  Recorded recorded() throws SQLException {
+    List<History.Write> writes = new ArrayList<>();
+    List<History.Issuance> issuances = new ArrayList<>();
+    List<History.Rejection> rejections = new ArrayList<>();
+    try (Connection c = database.dataSource().getConnection()) {
+      Array names = c.createArrayOf("text", resources.toArray());
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
+                  + " WHERE resource = ANY (?)")) {
+        ps.setArray(1, names);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            writes.add(
+                new History.Write(
+                    rs.getString(1),
+                    rs.getLong(2),
+                    rs.getLong(3),
+                    rs.getInt(4),
+                    rs.getLong(5),
+                    rs.getLong(6)));
+          }
+        }
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT r.name, i.token, i.holder FROM fencing.issuance i"
+                  + " JOIN fencing.resource r ON r.id = i.resource_id WHERE r.name = ANY (?)")) {
+        ps.setArray(1, names);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            issuances.add(new History.Issuance(rs.getString(1), rs.getLong(2), rs.getString(3)));
+          }
+        }
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT resource, token, sqlstate FROM fencing.rejection WHERE resource = ANY (?)")) {
+        ps.setArray(1, names);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            rejections.add(
+                new History.Rejection(
+                    rs.getString(1), rs.getObject(2, Long.class), rs.getString(3)));
+          }
+        }
+      }
+    }
+    return new Recorded(writes, issuances, rejections);
+  }
+}
