@@ -85,7 +85,7 @@ class LeaseRoundTripTest {
   }
 
   /** A DataSource that lends one open connection, whose close() is a no-op. */
-  private static final class OneConnection implements DataSource {
+  static final class OneConnection implements DataSource {
     private final Connection c;
 
     OneConnection(Connection c) {
