@@ -1,7 +1,5 @@
 package dev.fencing.jdbc;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
@@ -9,17 +7,11 @@ import java.sql.SQLTransientException;
 import java.sql.SQLWarning;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -45,17 +37,6 @@ import org.slf4j.LoggerFactory;
 public final class LeaseClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
 
-  private static final Duration MIN_TTL = Duration.ofMillis(1);
-  private static final Duration MAX_TTL = Duration.ofDays(7);
-  static final Duration MIN_HANDOVER_TIMEOUT = Duration.ofMillis(1);
-  private static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
-  private static final int MAX_HOLDER_LENGTH = 200;
-  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-  private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
-
-  private static final int KEEP_ALIVE_THREADS = 2;
-  private static final AtomicInteger THREAD_NUMBER = new AtomicInteger();
-
   private final DataSource dataSource;
   private final String holder;
   private final Duration handoverTimeout;
@@ -73,7 +54,7 @@ public final class LeaseClient implements AutoCloseable {
     this.renewFraction = builder.renewFraction;
     this.listener = builder.listener;
     this.nanoTime = builder.nanoTime;
-    this.keepAlive = builder.keepAlive ? newKeepAliveScheduler() : null;
+    this.keepAlive = builder.keepAlive ? LeaseSettings.newKeepAliveScheduler() : null;
     this.queries = new LeaseQueries(builder.schema);
   }
 
@@ -108,7 +89,7 @@ public final class LeaseClient implements AutoCloseable {
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) throws SQLException {
     FencingToken.requireValidResource(resource);
-    checkTtl(ttl);
+    LeaseSettings.checkTtl(ttl);
     requireOpen();
     try (Connection c = dataSource.getConnection()) {
       return Optional.ofNullable(attempt(c, resource, ttl, handoverTimeout).lease());
@@ -141,7 +122,7 @@ public final class LeaseClient implements AutoCloseable {
    */
   public Lease acquire(String resource, Duration ttl, Duration timeout) throws SQLException {
     FencingToken.requireValidResource(resource);
-    checkTtl(ttl);
+    LeaseSettings.checkTtl(ttl);
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
@@ -306,37 +287,10 @@ public final class LeaseClient implements AutoCloseable {
     return nanoTime.getAsLong();
   }
 
-  // --- conversions and checks ------------------------------------------------------------------
-
-  private static void checkTtl(Duration ttl) {
-    checkRange("ttl", ttl, MIN_TTL, MAX_TTL, "1 ms and 7 days");
-  }
-
-  private static void checkRange(
-      String field, @Nullable Duration value, Duration min, Duration max, String range) {
-    Objects.requireNonNull(value, field);
-    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(field + " must be between " + range + ", was " + value);
-    }
-  }
-
   private void requireOpen() {
     if (closed.get()) {
       throw new IllegalStateException("lease client " + holder + " is closed");
     }
-  }
-
-  private static ScheduledExecutorService newKeepAliveScheduler() {
-    ThreadFactory threads =
-        task -> {
-          Thread t = new Thread(task, "fencing-keepalive-" + THREAD_NUMBER.incrementAndGet());
-          t.setDaemon(true); // renewing must never keep the JVM alive
-          return t;
-        };
-    ScheduledThreadPoolExecutor scheduler =
-        new ScheduledThreadPoolExecutor(KEEP_ALIVE_THREADS, threads);
-    scheduler.setRemoveOnCancelPolicy(true);
-    return scheduler;
   }
 
   /** Configuration of a {@link LeaseClient}; {@link #build()} validates it. */
@@ -418,46 +372,12 @@ public final class LeaseClient implements AutoCloseable {
      * @throws IllegalArgumentException naming the first invalid field
      */
     public LeaseClient build() {
-      String h = holder == null ? defaultHolder() : holder;
-      if (h.isEmpty() || h.length() > MAX_HOLDER_LENGTH || CONTROL.matcher(h).find()) {
-        throw new IllegalArgumentException(
-            "holder must be 1 to 200 characters without control characters, was '" + h + "'");
-      }
-      if (!IDENTIFIER.matcher(schema).matches()) {
-        throw new IllegalArgumentException(
-            "schema must be a lower-case SQL identifier of at most 63 characters"
-                + " ([a-z_][a-z0-9_]*), was '"
-                + schema
-                + "'");
-      }
-      checkRange(
-          "handoverTimeout",
-          handoverTimeout,
-          MIN_HANDOVER_TIMEOUT,
-          MAX_HANDOVER_TIMEOUT,
-          "1 ms and 1 h");
-      if (!(renewFraction > 0 && renewFraction < 1)) {
-        throw new IllegalArgumentException(
-            "renewFraction must be greater than 0 and less than 1, was " + renewFraction);
-      }
+      String h = holder == null ? LeaseSettings.defaultHolder() : holder;
+      LeaseSettings.checkHolder(h);
+      LeaseSettings.checkSchema(schema);
+      LeaseSettings.checkHandoverTimeout(handoverTimeout);
+      LeaseSettings.checkRenewFraction(renewFraction);
       return new LeaseClient(this, h);
-    }
-
-    private static String defaultHolder() {
-      String host;
-      try {
-        host = InetAddress.getLocalHost().getHostName();
-      } catch (UnknownHostException e) {
-        host = "unknown-host";
-      }
-      if (host.length() > 150) {
-        host = host.substring(0, 150); // leaves room for pid and suffix within 200
-      }
-      return host
-          + "/"
-          + ProcessHandle.current().pid()
-          + "/"
-          + String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(1 << 24));
     }
   }
 }

@@ -119,7 +119,7 @@ final class LeaseWait {
   /** The handover timeout of an attempt with {@code leftNanos} of acquire's timeout left. */
   private static Duration handoverWithin(long leftNanos, Duration handoverTimeout) {
     Duration left =
-        Duration.ofNanos(Math.max(leftNanos, LeaseClient.MIN_HANDOVER_TIMEOUT.toNanos()));
+        Duration.ofNanos(Math.max(leftNanos, LeaseSettings.MIN_HANDOVER_TIMEOUT.toNanos()));
     return left.compareTo(handoverTimeout) < 0 ? left : handoverTimeout;
   }
 
