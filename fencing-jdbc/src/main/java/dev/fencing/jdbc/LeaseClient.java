@@ -1,31 +1,19 @@
 package dev.fencing.jdbc;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientException;
 import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,26 +37,6 @@ import org.slf4j.LoggerFactory;
 public final class LeaseClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
 
-  /** The channel {@code release()} notifies, with the resource name as payload. */
-  static final String RELEASED_CHANNEL = "fencing_lease_released";
-
-  private static final Duration MIN_TTL = Duration.ofMillis(1);
-  private static final Duration MAX_TTL = Duration.ofDays(7);
-  private static final Duration MIN_HANDOVER_TIMEOUT = Duration.ofMillis(1);
-  private static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
-  private static final int MAX_HOLDER_LENGTH = 200;
-  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-  private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
-
-  /**
-   * While another acquisition's transaction holds the lease row, neither holder nor expiry is
-   * known; it ends within the handover timeout, so retry soon rather than wait for a notification.
-   */
-  private static final long CONTENDED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-
-  private static final int KEEP_ALIVE_THREADS = 2;
-  private static final AtomicInteger THREAD_NUMBER = new AtomicInteger();
-
   private final DataSource dataSource;
   private final String holder;
   private final Duration handoverTimeout;
@@ -86,7 +54,7 @@ public final class LeaseClient implements AutoCloseable {
     this.renewFraction = builder.renewFraction;
     this.listener = builder.listener;
     this.nanoTime = builder.nanoTime;
-    this.keepAlive = builder.keepAlive ? newKeepAliveScheduler() : null;
+    this.keepAlive = builder.keepAlive ? LeaseSettings.newKeepAliveScheduler() : null;
     this.queries = new LeaseQueries(builder.schema);
   }
 
@@ -121,7 +89,7 @@ public final class LeaseClient implements AutoCloseable {
    */
   public Optional<Lease> tryAcquire(String resource, Duration ttl) throws SQLException {
     FencingToken.requireValidResource(resource);
-    checkTtl(ttl);
+    LeaseSettings.checkTtl(ttl);
     requireOpen();
     try (Connection c = dataSource.getConnection()) {
       return Optional.ofNullable(attempt(c, resource, ttl, handoverTimeout).lease());
@@ -154,7 +122,7 @@ public final class LeaseClient implements AutoCloseable {
    */
   public Lease acquire(String resource, Duration ttl, Duration timeout) throws SQLException {
     FencingToken.requireValidResource(resource);
-    checkTtl(ttl);
+    LeaseSettings.checkTtl(ttl);
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
@@ -162,18 +130,13 @@ public final class LeaseClient implements AutoCloseable {
     requireOpen();
     long start = System.nanoTime(); // how long acquire waits is real time, whatever the lease clock
     try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(true); // LISTEN takes effect only once committed
-      execute(c, "LISTEN " + RELEASED_CHANNEL);
-      Lease lease;
-      try {
-        lease = waitFor(c, resource, ttl, timeout, start);
-      } catch (SQLException | RuntimeException e) {
-        stopListeningQuietly(c, autoCommit, e);
-        throw e;
-      }
-      stopListening(c, autoCommit);
-      return lease;
+      return LeaseWait.acquire(
+          c,
+          resource,
+          handoverTimeout,
+          timeout,
+          start,
+          (connection, handover) -> attempt(connection, resource, ttl, handover));
     }
   }
 
@@ -193,72 +156,13 @@ public final class LeaseClient implements AutoCloseable {
 
   // --- acquiring -------------------------------------------------------------------------------
 
-  private Lease waitFor(Connection c, String resource, Duration ttl, Duration timeout, long start)
-      throws SQLException {
-    PGConnection pg = c.unwrap(PGConnection.class);
-    long timeoutNanos = saturatedNanos(timeout);
-    while (true) {
-      long left = timeoutNanos - (System.nanoTime() - start);
-      Attempt attempt;
-      try {
-        attempt = attempt(c, resource, ttl, handoverWithin(left));
-      } catch (HandoverTimeoutException e) {
-        if (timeoutNanos - (System.nanoTime() - start) <= 0) {
-          throw e;
-        }
-        LOG.debug("Handover of {} not done yet; trying again: {}", resource, e.getMessage());
-        continue; // the attempt itself waited for the previous holder's transactions
-      }
-      Lease lease = attempt.lease();
-      if (lease != null) {
-        return lease;
-      }
-      left = timeoutNanos - (System.nanoTime() - start);
-      if (left <= 0) {
-        throw timedOut(resource, attempt, timeout);
-      }
-      Long untilExpiry = attempt.untilExpiryNanos();
-      long wait = Math.min(left, untilExpiry == null ? CONTENDED_RETRY_NANOS : untilExpiry);
-      LOG.debug(
-          "Lease on {} is held by {}; waiting up to {} ms for its release",
-          resource,
-          attempt.currentHolder(),
-          TimeUnit.NANOSECONDS.toMillis(wait));
-      awaitRelease(pg, resource, wait);
-    }
-  }
-
-  /** The handover timeout of an attempt with {@code leftNanos} of acquire's timeout left. */
-  private Duration handoverWithin(long leftNanos) {
-    Duration left = Duration.ofNanos(Math.max(leftNanos, MIN_HANDOVER_TIMEOUT.toNanos()));
-    return left.compareTo(handoverTimeout) < 0 ? left : handoverTimeout;
-  }
-
-  /** Returns when {@code resource} was released, or after {@code waitNanos}. */
-  private static void awaitRelease(PGConnection pg, String resource, long waitNanos)
-      throws SQLException {
-    long start = System.nanoTime();
-    long left = waitNanos;
-    while (left > 0) {
-      // getNotifications(0) would block forever: always wait at least 1 ms
-      int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, ceilMillis(left)));
-      PGNotification[] notifications = pg.getNotifications(millis);
-      for (PGNotification n : notifications == null ? new PGNotification[0] : notifications) {
-        if (RELEASED_CHANNEL.equals(n.getName()) && resource.equals(n.getParameter())) {
-          return;
-        }
-      }
-      left = waitNanos - (System.nanoTime() - start);
-    }
-  }
-
   /**
    * One try_acquire transaction on {@code c}; the connection's settings are restored after.
    *
    * @throws HandoverTimeoutException if the previous holder's transactions outlasted {@code
    *     handover}
    */
-  private Attempt attempt(Connection c, String resource, Duration ttl, Duration handover)
+  private LeaseWait.Attempt attempt(Connection c, String resource, Duration ttl, Duration handover)
       throws SQLException {
     // Taken before the query: the database's remaining time then ends no later than we assume.
     long sentAt = nanoTime.getAsLong();
@@ -271,7 +175,7 @@ public final class LeaseClient implements AutoCloseable {
     }
     LeaseQueries.Acquired row = committed.result();
     if (!row.acquired()) {
-      return new Attempt(null, row.holder(), row.expiresAt(), row.remainingNanos());
+      return new LeaseWait.Attempt(null, row.holder(), row.expiresAt(), row.remainingNanos());
     }
     FencingToken token = new FencingToken(resource, Objects.requireNonNull(row.token()));
     SQLWarning notReplicated = committed.notReplicated();
@@ -288,7 +192,7 @@ public final class LeaseClient implements AutoCloseable {
         holder,
         expiresAt);
     startKeepAlive(lease);
-    return new Attempt(lease, holder, expiresAt, remaining);
+    return new LeaseWait.Attempt(lease, holder, expiresAt, remaining);
   }
 
   /** Hazard 1: a commit that might not be replicated did not issue the token. */
@@ -324,19 +228,6 @@ public final class LeaseClient implements AutoCloseable {
       lease.close();
       throw new IllegalStateException("lease client " + holder + " was closed while acquiring");
     }
-  }
-
-  private static SQLTimeoutException timedOut(String resource, Attempt last, Duration timeout) {
-    String heldBy =
-        last.currentHolder() == null
-            ? "another client's acquisition in progress"
-            : "held by "
-                + last.currentHolder()
-                + " until "
-                + last.expiresAt()
-                + " (database clock)";
-    return new SQLTimeoutException(
-        "timed out after " + timeout + " waiting for the lease on \"" + resource + "\": " + heldBy);
   }
 
   // --- renewing and releasing (used by Lease) --------------------------------------------------
@@ -396,74 +287,11 @@ public final class LeaseClient implements AutoCloseable {
     return nanoTime.getAsLong();
   }
 
-  // --- transactions ----------------------------------------------------------------------------
-
-  private static void stopListening(Connection c, boolean autoCommit) throws SQLException {
-    execute(c, "UNLISTEN " + RELEASED_CHANNEL);
-    c.setAutoCommit(autoCommit);
-  }
-
-  private static void stopListeningQuietly(Connection c, boolean autoCommit, Exception failure) {
-    try {
-      stopListening(c, autoCommit);
-    } catch (SQLException | RuntimeException e) {
-      failure.addSuppressed(e);
-    }
-  }
-
-  private static void execute(Connection c, String sql) throws SQLException {
-    try (Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
-  // --- conversions and checks ------------------------------------------------------------------
-
-  private static long ceilMillis(long nanos) {
-    return (nanos + 999_999) / 1_000_000;
-  }
-
-  private static long saturatedNanos(Duration d) {
-    return d.compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE : d.toNanos();
-  }
-
-  private static void checkTtl(Duration ttl) {
-    checkRange("ttl", ttl, MIN_TTL, MAX_TTL, "1 ms and 7 days");
-  }
-
-  private static void checkRange(
-      String field, @Nullable Duration value, Duration min, Duration max, String range) {
-    Objects.requireNonNull(value, field);
-    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(field + " must be between " + range + ", was " + value);
-    }
-  }
-
   private void requireOpen() {
     if (closed.get()) {
       throw new IllegalStateException("lease client " + holder + " is closed");
     }
   }
-
-  private static ScheduledExecutorService newKeepAliveScheduler() {
-    ThreadFactory threads =
-        task -> {
-          Thread t = new Thread(task, "fencing-keepalive-" + THREAD_NUMBER.incrementAndGet());
-          t.setDaemon(true); // renewing must never keep the JVM alive
-          return t;
-        };
-    ScheduledThreadPoolExecutor scheduler =
-        new ScheduledThreadPoolExecutor(KEEP_ALIVE_THREADS, threads);
-    scheduler.setRemoveOnCancelPolicy(true);
-    return scheduler;
-  }
-
-  /** One try_acquire: the lease, or who holds it and for how long (database clock). */
-  private record Attempt(
-      @Nullable Lease lease,
-      @Nullable String currentHolder,
-      @Nullable Instant expiresAt,
-      @Nullable Long untilExpiryNanos) {}
 
   /** Configuration of a {@link LeaseClient}; {@link #build()} validates it. */
   public static final class Builder {
@@ -544,46 +372,12 @@ public final class LeaseClient implements AutoCloseable {
      * @throws IllegalArgumentException naming the first invalid field
      */
     public LeaseClient build() {
-      String h = holder == null ? defaultHolder() : holder;
-      if (h.isEmpty() || h.length() > MAX_HOLDER_LENGTH || CONTROL.matcher(h).find()) {
-        throw new IllegalArgumentException(
-            "holder must be 1 to 200 characters without control characters, was '" + h + "'");
-      }
-      if (!IDENTIFIER.matcher(schema).matches()) {
-        throw new IllegalArgumentException(
-            "schema must be a lower-case SQL identifier of at most 63 characters"
-                + " ([a-z_][a-z0-9_]*), was '"
-                + schema
-                + "'");
-      }
-      checkRange(
-          "handoverTimeout",
-          handoverTimeout,
-          MIN_HANDOVER_TIMEOUT,
-          MAX_HANDOVER_TIMEOUT,
-          "1 ms and 1 h");
-      if (!(renewFraction > 0 && renewFraction < 1)) {
-        throw new IllegalArgumentException(
-            "renewFraction must be greater than 0 and less than 1, was " + renewFraction);
-      }
+      String h = holder == null ? LeaseSettings.defaultHolder() : holder;
+      LeaseSettings.checkHolder(h);
+      LeaseSettings.checkSchema(schema);
+      LeaseSettings.checkHandoverTimeout(handoverTimeout);
+      LeaseSettings.checkRenewFraction(renewFraction);
       return new LeaseClient(this, h);
-    }
-
-    private static String defaultHolder() {
-      String host;
-      try {
-        host = InetAddress.getLocalHost().getHostName();
-      } catch (UnknownHostException e) {
-        host = "unknown-host";
-      }
-      if (host.length() > 150) {
-        host = host.substring(0, 150); // leaves room for pid and suffix within 200
-      }
-      return host
-          + "/"
-          + ProcessHandle.current().pid()
-          + "/"
-          + String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(1 << 24));
     }
   }
 }

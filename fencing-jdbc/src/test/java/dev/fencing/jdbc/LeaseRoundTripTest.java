@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
@@ -10,88 +11,64 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 14: a lease operation is one round trip. pgjdbc ends every round trip with a Sync message
- * (and logs it at FINEST); the lease client's connection is opened before counting, so only the
- * operations' own messages count.
+ * Issue 14: a lease operation is one round trip, and once the connection has prepared its
+ * statements (pgjdbc's prepareThreshold), sends no Parse: nothing is parsed or planned again. Round
+ * trips are counted as {@link RoundTrips} does (each read from the server after sending, this
+ * thread only); the lease client's connection is opened before counting.
  */
 class LeaseRoundTripTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
 
-  private static final Logger PGJDBC = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
-
-  private final AtomicInteger syncs = new AtomicInteger();
-  private final Handler counter =
-      new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-          if (" FE=> Sync".equals(record.getMessage())) {
-            syncs.incrementAndGet();
-          }
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
-  private Level previousLevel = Level.INFO;
-  private boolean previousParents = true;
+  /** More than pgjdbc's default prepareThreshold (5): the statements are named ones after it. */
+  private static final int WARM_UP = 6;
 
   @BeforeAll
   static void migrate() {
     FencingTestSupport.migrate(db);
   }
 
-  @BeforeEach
-  void countSyncs() {
-    previousLevel = PGJDBC.getLevel();
-    previousParents = PGJDBC.getUseParentHandlers();
-    PGJDBC.setUseParentHandlers(false); // quiet: the records only go to the counter
-    PGJDBC.setLevel(Level.FINEST);
-    PGJDBC.addHandler(counter);
-  }
-
-  @AfterEach
-  void stopCounting() {
-    PGJDBC.removeHandler(counter);
-    PGJDBC.setLevel(previousLevel);
-    PGJDBC.setUseParentHandlers(previousParents);
-  }
-
   @Test
   void acquireIsOneRoundTripAndReleaseIsOne() throws SQLException {
     for (boolean autoCommit : new boolean[] {true, false}) {
-      try (Connection c = db.connect()) {
+      try (Connection c = db.connect();
+          RoundTrips trips = new RoundTrips()) {
         c.setAutoCommit(autoCommit);
         LeaseClient client =
             LeaseClient.builder(new OneConnection(c)).holder("round-trips").build();
         try {
           String resource = "round-trip-" + autoCommit;
-          syncs.set(0);
+          trips.reset();
           Lease lease = client.tryAcquire(resource, Duration.ofSeconds(30)).orElseThrow();
-          assertThat(syncs.get()).as("round trips of an acquisition").isEqualTo(1);
+          assertThat(trips.count()).as("round trips of an acquisition: %s", trips.sent()).isOne();
 
-          syncs.set(0);
+          trips.reset();
           lease.close();
-          assertThat(syncs.get()).as("round trips of a release").isEqualTo(1);
+          assertThat(trips.count()).as("round trips of a release: %s", trips.sent()).isOne();
 
-          syncs.set(0);
-          assertThat(client.tryAcquire(resource, Duration.ofSeconds(30))).isPresent();
-          assertThat(syncs.get()).as("round trips of the next acquisition").isEqualTo(1);
+          for (int i = 0; i < WARM_UP; i++) {
+            client.tryAcquire(resource, Duration.ofSeconds(30)).orElseThrow().close();
+          }
+          trips.reset();
+          lease = client.tryAcquire(resource, Duration.ofSeconds(30)).orElseThrow();
+          assertThat(trips.count())
+              .as("round trips of a later acquisition: %s", trips.sent())
+              .isOne();
+          assertThat(trips.sent())
+              .as("a later acquisition parses nothing")
+              .noneMatch(m -> m.contains("FE=> Parse"));
+          trips.reset();
+          lease.close();
+          assertThat(trips.count()).as("round trips of a later release: %s", trips.sent()).isOne();
+          assertThat(trips.sent())
+              .as("a later release parses nothing")
+              .noneMatch(m -> m.contains("FE=> Parse"));
           assertThat(c.getAutoCommit())
               .as("the connection's autocommit, given back")
               .isEqualTo(autoCommit);
@@ -108,7 +85,7 @@ class LeaseRoundTripTest {
   }
 
   /** A DataSource that lends one open connection, whose close() is a no-op. */
-  private static final class OneConnection implements DataSource {
+  static final class OneConnection implements DataSource {
     private final Connection c;
 
     OneConnection(Connection c) {

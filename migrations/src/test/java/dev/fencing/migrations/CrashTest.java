@@ -219,6 +219,78 @@ class CrashTest {
     }
   }
 
+  /**
+   * A release commits asynchronously (LeaseClient sets synchronous_commit off for its transaction;
+   * ARCHITECTURE, "Lease operations at the floor"). Other sessions see it at once; a crash before
+   * the WAL writer flushed it loses it, and the lease is then held again by the same holder with
+   * the same token until its expiry: no second holder meanwhile, and the next token is above every
+   * token returned.
+   */
+  @Test
+  void aReleaseLostInACrashOnlyDelaysTheNextAcquisition() throws SQLException {
+    String resource = "crash/lost-release";
+    Duration ttl = Duration.ofSeconds(10); // outlasts the crash and restart
+    String database = "lost_release"; // of its own: the other cases count every issuance
+    try (Connection c = cluster.dataSource("postgres").getConnection()) {
+      FenceSql.run(c, "CREATE DATABASE " + database);
+      // asynchronous commits then sit in the WAL buffers for long: the crash very likely loses one
+      FenceSql.run(c, "ALTER SYSTEM SET wal_writer_delay = '10s'");
+      FenceSql.run(c, "SELECT pg_reload_conf()");
+    }
+    try {
+      assertThat(
+              FencingMigrations.builder(cluster.dataSource(database))
+                  .ownerRole("lost_release_fencing_owner")
+                  .applicationRole("lost_release_fencing_app")
+                  .build()
+                  .migrate())
+          .isEqualTo(Fence.MIGRATIONS);
+      long token;
+      try (Connection c = cluster.dataSource(database).getConnection()) {
+        token = Fence.acquire(c, resource, "lost-release-old", ttl);
+        c.setAutoCommit(false);
+        FenceSql.run(c, "SELECT set_config('synchronous_commit', 'off', true)");
+        assertThat(Fence.release(c, resource, token)).isTrue();
+        c.commit();
+        c.setAutoCommit(true);
+        assertThat(FenceSql.status(c, resource).leaseValid())
+            .as("the release, seen before it is flushed")
+            .isFalse();
+      }
+
+      crashAndRestart();
+
+      try (Connection c = cluster.dataSource(database).getConnection()) {
+        FenceSql.Status after = FenceSql.status(c, resource);
+        LOG.info(
+            "The asynchronous release {} the crash",
+            after.leaseValid() ? "was lost in" : "survived");
+        assertThat(after.maxSeen()).as("max_seen after the crash").isEqualTo(token);
+        assertThat(after.lastIssued()).as("last_issued after the crash").isEqualTo(token);
+        if (after.leaseValid()) {
+          assertThat(after.leaseToken()).as("the lost release's lease").isEqualTo(token);
+          assertThat(after.holder()).isEqualTo("lost-release-old");
+          Fence.Acquired contender = Fence.tryAcquire(c, resource, "lost-release-new", ttl);
+          assertThat(contender.acquired()).as("a second holder while the lease is held").isFalse();
+          assertThat(contender.holder()).isEqualTo("lost-release-old");
+          assertThat(FenceSql.status(c, resource).maxSeen())
+              .as("max_seen after the refused acquisition")
+              .isEqualTo(token);
+        }
+        awaitLeaseFree(c, resource);
+        long next = Fence.acquire(c, resource, "lost-release-new", ttl);
+        assertThat(next).as("the next token after the crash").isGreaterThan(token);
+      }
+    } finally {
+      try (Connection c = cluster.dataSource("postgres").getConnection()) {
+        FenceSql.run(c, "ALTER SYSTEM RESET wal_writer_delay");
+        FenceSql.run(c, "SELECT pg_reload_conf()");
+      } catch (SQLException e) {
+        LOG.warn("Could not reset wal_writer_delay", e);
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   /** A power cut: SIGKILL of every server process, then a restart with crash recovery. */

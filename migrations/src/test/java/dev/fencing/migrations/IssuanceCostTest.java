@@ -145,4 +145,36 @@ class IssuanceCostTest {
       }
     }
   }
+
+  /**
+   * V20: an acquisition with nothing to hand over takes the resource row lock in its own
+   * transaction, not in the handover's subtransaction (V10-V16 locked it inside an EXCEPTION block,
+   * so the subtransaction took an xid of its own and the update after it left a multixact on the
+   * row). The row then carries the acquiring transaction's xid; a lock taken in a subtransaction
+   * leaves the subtransaction's.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void anAcquisitionWithNothingToHandOverTakesNoSubtransaction(String isolation)
+      throws SQLException {
+    try (AppRole app = AppRole.create(db, "issuance_subxact_app");
+        Connection c = app.connect();
+        Connection operator = db.connect()) {
+      String resource = "issuance-cost/subxact-" + isolation.replace(' ', '-');
+      long first = Fence.acquire(c, resource, "app", Duration.ofMinutes(5));
+      assertThat(Fence.release(c, resource, first)).isTrue();
+      c.setAutoCommit(false);
+      FenceSql.run(c, "SET TRANSACTION ISOLATION LEVEL " + isolation);
+      long second = Fence.acquire(c, resource, "app", Duration.ofMinutes(5));
+      String xid = FenceSql.string(c, "SELECT pg_current_xact_id()::xid::text");
+      c.commit();
+      assertThat(second).isGreaterThan(first);
+      assertThat(
+              FenceSql.string(
+                  operator,
+                  "SELECT xmax::text FROM fencing.resource WHERE name = '" + resource + "'"))
+          .as("the resource row's xmax: the acquiring transaction, no subtransaction")
+          .isEqualTo(xid);
+    }
+  }
 }

@@ -167,7 +167,8 @@ class MigrationsTest {
               "14 issuance without replanning true",
               "15 flat accept path true",
               "16 issuance without epoch row lock true",
-              "19 lean accept path true");
+              "19 lean accept path true",
+              "20 lease at the floor true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema

@@ -1,0 +1,110 @@
+package dev.fencing.jdbc;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What {@link LeaseClient} and its {@link LeaseClient.Builder} accept, and what they default to:
+ * each check throws {@link IllegalArgumentException} naming the field, before anything is sent.
+ */
+final class LeaseSettings {
+  static final Duration MIN_TTL = Duration.ofMillis(1);
+  static final Duration MAX_TTL = Duration.ofDays(7);
+  static final Duration MIN_HANDOVER_TIMEOUT = Duration.ofMillis(1);
+  static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
+  private static final int MAX_HOLDER_LENGTH = 200;
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+  private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
+
+  private static final int KEEP_ALIVE_THREADS = 2;
+  private static final AtomicInteger THREAD_NUMBER = new AtomicInteger();
+
+  private LeaseSettings() {}
+
+  static void checkTtl(Duration ttl) {
+    checkRange("ttl", ttl, MIN_TTL, MAX_TTL, "1 ms and 7 days");
+  }
+
+  static void checkHandoverTimeout(Duration handoverTimeout) {
+    checkRange(
+        "handoverTimeout",
+        handoverTimeout,
+        MIN_HANDOVER_TIMEOUT,
+        MAX_HANDOVER_TIMEOUT,
+        "1 ms and 1 h");
+  }
+
+  static void checkHolder(String holder) {
+    if (holder.isEmpty() || holder.length() > MAX_HOLDER_LENGTH || CONTROL.matcher(holder).find()) {
+      throw new IllegalArgumentException(
+          "holder must be 1 to 200 characters without control characters, was '" + holder + "'");
+    }
+  }
+
+  static void checkSchema(String schema) {
+    if (!IDENTIFIER.matcher(schema).matches()) {
+      throw new IllegalArgumentException(
+          "schema must be a lower-case SQL identifier of at most 63 characters"
+              + " ([a-z_][a-z0-9_]*), was '"
+              + schema
+              + "'");
+    }
+  }
+
+  static void checkRenewFraction(double renewFraction) {
+    if (!(renewFraction > 0 && renewFraction < 1)) {
+      throw new IllegalArgumentException(
+          "renewFraction must be greater than 0 and less than 1, was " + renewFraction);
+    }
+  }
+
+  private static void checkRange(
+      String field, @Nullable Duration value, Duration min, Duration max, String range) {
+    Objects.requireNonNull(value, field);
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(field + " must be between " + range + ", was " + value);
+    }
+  }
+
+  /** {@code hostname/pid/random}: who holds the leases when the builder is not told. */
+  static String defaultHolder() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      host = "unknown-host";
+    }
+    if (host.length() > 150) {
+      host = host.substring(0, 150); // leaves room for pid and suffix within 200
+    }
+    return host
+        + "/"
+        + ProcessHandle.current().pid()
+        + "/"
+        + String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(1 << 24));
+  }
+
+  /** The keep-alive's daemon threads, shared by the leases of one client. */
+  static ScheduledExecutorService newKeepAliveScheduler() {
+    ThreadFactory threads =
+        task -> {
+          Thread t = new Thread(task, "fencing-keepalive-" + THREAD_NUMBER.incrementAndGet());
+          t.setDaemon(true); // renewing must never keep the JVM alive
+          return t;
+        };
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(KEEP_ALIVE_THREADS, threads);
+    scheduler.setRemoveOnCancelPolicy(true);
+    return scheduler;
+  }
+}
