@@ -16,6 +16,7 @@ import java.util.Calendar;
 import java.util.HashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.GT;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
@@ -53,10 +54,19 @@ final class CarriedCheck {
   @FunctionalInterface
   interface Carrier {
     /**
-     * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
-     * nothing was sent (the check then runs on its own, before the plain execution).
+     * Runs the execution behind {@code check}, in one round trip; null if nothing was sent (the
+     * check then runs on its own, before the plain execution).
      */
-    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
+    @Nullable Carried call(CheckArguments check) throws SQLException;
+
+    /**
+     * Whether pgjdbc sends this execution's statements as query messages of their own under {@code
+     * mode} (each its own transaction in autocommit): a prepared statement's only with {@code
+     * simple}.
+     */
+    default boolean simpleProtocol(PreferQueryMode mode) {
+      return mode == PreferQueryMode.SIMPLE;
+    }
   }
 
   /** What a carried execution returns to its caller, and what the check returned. */

@@ -211,7 +211,7 @@ final class FencedConnection implements InvocationHandler {
       tx.beforeRun(context, kind);
       return run(call, kind);
     }
-    if (carrier != null && tx.oneImplicitTransaction()) {
+    if (carrier != null && tx.oneImplicitTransaction(carrier)) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;

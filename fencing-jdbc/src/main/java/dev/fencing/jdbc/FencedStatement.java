@@ -69,9 +69,11 @@ final class FencedStatement implements InvocationHandler {
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       CarriedCheck c = carrier;
       CarriedCheck.Carrier carried =
-          c != null && c.canCarry(name, args)
-              ? (check, resources, tokens) -> c.run(name, check, resources, tokens)
-              : null;
+          c == null
+              ? CarriedStatement.of(raw, name, args)
+              : c.canCarry(name, args)
+                  ? check -> c.run(name, check.sql(), check.resources(), check.tokens())
+                  : null;
       try {
         return FencedChild.fence(
             connection,

@@ -53,6 +53,7 @@ final class TokenChecker {
   }
 
   private final Predicate<String> placed;
+  private final String schema;
   private final Call checkSql;
   private final Call checkIfWrittenSql;
   private final Call checkAndCommitSql;
@@ -66,6 +67,7 @@ final class TokenChecker {
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
+    this.schema = schema;
     this.checkSql = Call.of(schema, "check_tokens", "");
     this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
@@ -125,28 +127,14 @@ final class TokenChecker {
   }
 
   /**
-   * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
+   * The check of {@code bindings} for a statement that carries it, in the forms a carrier sends
+   * ({@link CheckArguments}), after refusing any binding whose lease is known lost (as {@link
+   * #check} does).
    */
-  String checkSql() {
-    return checkSql.many();
-  }
-
-  /**
-   * The check's two arguments (resources, tokens) for {@code bindings}, after refusing any binding
-   * whose lease is known lost (as {@link #check} does): for a statement that carries the check.
-   */
-  Array[] arguments(Connection connection, List<FencingContext.Binding> bindings)
+  CheckArguments arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    String[] resources = new String[bindings.size()];
-    Long[] tokens = new Long[bindings.size()];
-    for (int i = 0; i < resources.length; i++) {
-      resources[i] = bindings.get(i).token().resource();
-      tokens[i] = bindings.get(i).token().value();
-    }
-    return new Array[] {
-      connection.createArrayOf("text", resources), connection.createArrayOf("bigint", tokens)
-    };
+    return new CheckArguments(connection, checkSql.many(), schema, bindings);
   }
 
   /**
