@@ -60,11 +60,11 @@ final class CarriedCheck {
     @Nullable Carried call(CheckArguments check) throws SQLException;
 
     /**
-     * Whether pgjdbc sends this execution's statements as query messages of their own under {@code
-     * mode} (each its own transaction in autocommit): a prepared statement's only with {@code
-     * simple}.
+     * Whether this execution may run as more than one implicit transaction in autocommit under
+     * {@code mode}: a prepared statement's with {@code simple} (pgjdbc sends its statements as
+     * query messages of their own, each its own transaction).
      */
-    default boolean simpleProtocol(PreferQueryMode mode) {
+    default boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
       return mode == PreferQueryMode.SIMPLE;
     }
   }
@@ -155,6 +155,14 @@ final class CarriedCheck {
       }
     }
     return true;
+  }
+
+  /**
+   * Whether the statement's batches can carry the check ({@link CarriedBatch}): one statement,
+   * prepared without generated keys.
+   */
+  boolean batchable() {
+    return keyColumns == null;
   }
 
   /** The statement whose results, update counts and warnings the caller sees. */

@@ -59,7 +59,7 @@ final class CarriedStatement implements CarriedCheck.Carrier {
    * before one Sync, as a prepared statement's.
    */
   @Override
-  public boolean simpleProtocol(PreferQueryMode mode) {
+  public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
     return false;
   }
 

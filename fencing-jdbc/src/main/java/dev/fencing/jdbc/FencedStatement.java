@@ -69,11 +69,13 @@ final class FencedStatement implements InvocationHandler {
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       CarriedCheck c = carrier;
       CarriedCheck.Carrier carried =
-          c == null
-              ? CarriedStatement.of(raw, name, args)
-              : c.canCarry(name, args)
-                  ? check -> c.run(name, check.sql(), check.resources(), check.tokens())
-                  : null;
+          isBatch
+              ? CarriedBatch.of(raw, name, args, batch, c != null && c.batchable())
+              : c == null
+                  ? CarriedStatement.of(raw, name, args)
+                  : c.canCarry(name, args)
+                      ? check -> c.run(name, check.sql(), check.resources(), check.tokens())
+                      : null;
       try {
         return FencedChild.fence(
             connection,

@@ -126,7 +126,7 @@ final class TransactionChecks {
    */
   boolean oneImplicitTransaction(CarriedCheck.Carrier carrier) throws SQLException {
     BaseConnection driver = driver();
-    return !carrier.simpleProtocol(driver.getPreferQueryMode())
+    return !carrier.manyTransactionsInAutocommit(driver.getPreferQueryMode())
         && driver.getTransactionState() == TransactionState.IDLE;
   }
 

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
+import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,6 +18,7 @@ import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,9 +79,31 @@ class CarriedCheckMatrixTest {
       int extraInTransaction,
       int extraInAutocommit,
       boolean carried,
-      boolean plainStatement) {
+      boolean plainStatement,
+      boolean failingBatch) {
+    Case(
+        Operation op,
+        int extraInTransaction,
+        int extraInAutocommit,
+        boolean carried,
+        boolean plainStatement) {
+      this(op, extraInTransaction, extraInAutocommit, carried, plainStatement, false);
+    }
+
     Case(Operation op, int extraInTransaction, int extraInAutocommit, boolean carried) {
       this(op, extraInTransaction, extraInAutocommit, carried, false);
+    }
+
+    /**
+     * A failing batch in autocommit where pgjdbc sends each entry as a query message of its own
+     * (each its own transaction: the entries before the failure commit unfenced): fenced, the batch
+     * runs in the wrapper's transaction with its check, all or nothing.
+     */
+    boolean atomicWhenFenced(boolean autoCommit, PreferQueryMode mode) {
+      return failingBatch
+          && autoCommit
+          && (mode == PreferQueryMode.SIMPLE
+              || plainStatement && mode == PreferQueryMode.EXTENDED_FOR_PREPARED);
     }
 
     Case(Operation op, int extraInTransaction, int extraInAutocommit) {
@@ -132,6 +156,14 @@ class CarriedCheckMatrixTest {
       for (Map.Entry<String, Case> op : cases().entrySet()) {
         List<String> unfenced = transcript(driver, autoCommit, op.getValue().op(), false, trips);
         List<String> seen = transcript(fenced, autoCommit, op.getValue().op(), true, trips);
+        if (op.getValue().atomicWhenFenced(autoCommit, mode)) {
+          softly
+              .assertThat(seen)
+              .as("%s: all or nothing", op.getKey())
+              .contains("committed []")
+              .anyMatch(m -> m.startsWith("batch exception 23505 Batch entry 2 "));
+          continue;
+        }
         softly
             .assertThat(seen.subList(1, seen.size()))
             .as(op.getKey())
@@ -186,6 +218,27 @@ class CarriedCheckMatrixTest {
         (c, seen) -> run(c, s -> s.executeLargeUpdate("INSERT INTO m (v) VALUES (5)")));
     ops.put(
         "Statement.executeQuery", (c, seen) -> run(c, s -> s.executeQuery("SELECT m_add(5) AS r")));
+    ops.put(
+        "Statement.executeBatch",
+        (c, seen) ->
+            run(
+                c,
+                s -> {
+                  s.addBatch("INSERT INTO m (v) VALUES (5)");
+                  s.addBatch("INSERT INTO m (v) VALUES (6)");
+                  return s.executeBatch();
+                }));
+    ops.put(
+        "PreparedStatement.executeBatch",
+        (c, seen) -> {
+          try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+            ps.setInt(1, 5);
+            ps.addBatch();
+            ps.setInt(1, 6);
+            ps.addBatch();
+            ps.executeLargeBatch();
+          }
+        });
     return ops;
   }
 
@@ -234,7 +287,8 @@ class CarriedCheckMatrixTest {
         assertThat(check)
             .as("%s: the literal check sent: %s", write.getKey(), sent)
             .isNotNegative();
-        int statement = indexOf(sent, "m_add(5)", "VALUES (5)");
+        int statement =
+            indexOf(sent, "m_add(5)", "VALUES (5)", "VALUES ($1)", "VALUES (('5'::int4))");
         assertThat(statement)
             .as(
                 "%s: the write sent with its check (one query message if simple): %s",
@@ -486,7 +540,195 @@ class CarriedCheckMatrixTest {
             1,
             2));
     plainStatementCases(ops);
+    batchCases(ops);
     return ops;
+  }
+
+  /**
+   * Batches: the check with literal arguments as the batch's first entry (issue 13). In autocommit
+   * the batch runs in the wrapper's transaction, its COMMIT a round trip of its own (one more).
+   */
+  private static void batchCases(Map<String, Case> ops) {
+    ops.put(
+        "Statement.executeBatch",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("UPDATE m SET v = v + 1");
+                s.addBatch("INSERT INTO m (v) SELECT generate_series(1, 3)");
+                s.addBatch("UPDATE m SET v = 0 WHERE id < 0");
+                seen.add(Arrays.toString(s.executeBatch()) + " " + s.getUpdateCount());
+                warnings(s, seen);
+                s.addBatch("INSERT INTO m (v) VALUES (9)");
+                seen.add("again " + Arrays.toString(s.executeBatch()));
+              }
+            },
+            0,
+            2)); // autocommit: two batches, each with the wrapper's COMMIT
+    ops.put(
+        "Statement.executeLargeBatch",
+        batch(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("INSERT INTO m (v) SELECT generate_series(1, 3)");
+                seen.add(Arrays.toString(s.executeLargeBatch()));
+              }
+            }));
+    ops.put(
+        "Statement.executeBatch, an entry failing",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (id, v) VALUES (1, 1)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (2, 1)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (1, 2)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (3, 1)");
+                try {
+                  seen.add(Arrays.toString(s.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            false,
+            true,
+            true));
+    ops.put(
+        "Statement.executeBatch, a query with a warning",
+        batch(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("SELECT m_add(4)");
+                try {
+                  seen.add(Arrays.toString(s.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+                warnings(s, seen);
+              }
+            }));
+    ops.put(
+        "PreparedStatement.executeBatch",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+                for (int i = 1; i <= 3; i++) {
+                  ps.setInt(1, i);
+                  ps.addBatch();
+                }
+                seen.add(Arrays.toString(ps.executeBatch()));
+                ps.setInt(1, 4);
+                ps.addBatch();
+                seen.add("again " + Arrays.toString(ps.executeBatch()));
+              }
+            },
+            0,
+            2)); // autocommit: two batches, each with the wrapper's COMMIT
+    ops.put(
+        "PreparedStatement.executeLargeBatch",
+        batch(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (v) SELECT generate_series(1, ?)")) {
+                ps.setInt(1, 2);
+                ps.addBatch();
+                ps.setInt(1, 3);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeLargeBatch()));
+              }
+            }));
+    ops.put(
+        "PreparedStatement.executeBatch, an entry failing",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (id, v) VALUES (?, 1)")) {
+                for (int id : new int[] {1, 2, 1, 3}) {
+                  ps.setInt(1, id);
+                  ps.addBatch();
+                }
+                try {
+                  seen.add(Arrays.toString(ps.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            false,
+            false,
+            true));
+    ops.put(
+        "empty batch",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+                seen.add(Arrays.toString(ps.executeBatch()));
+              }
+            },
+            // an empty batch runs nothing: the check of its own, then a COMMIT of the transaction
+            // it opened (in autocommit, the wrapper's check-and-COMMIT)
+            2,
+            2));
+    // falling back to the check of its own
+    ops.put(
+        "PreparedStatement batch RETURNING (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (v) VALUES (?) RETURNING id")) {
+                ps.setInt(1, 1);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeBatch()));
+              }
+            },
+            1,
+            2));
+    ops.put(
+        "PreparedStatement batch with generated keys (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "INSERT INTO m (v) VALUES (?)", Statement.RETURN_GENERATED_KEYS)) {
+                ps.setInt(1, 1);
+                ps.addBatch();
+                ps.setInt(1, 2);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeBatch()) + " " + rows(ps.getGeneratedKeys()));
+              }
+            },
+            1,
+            2));
+  }
+
+  /** A batch that carries its check: in autocommit, the wrapper's COMMIT (one more). */
+  private static Case batch(Operation op) {
+    return new Case(op, 0, 1);
+  }
+
+  private static String batchException(BatchUpdateException e) {
+    StringBuilder out =
+        new StringBuilder("batch exception ")
+            .append(e.getSQLState())
+            .append(" ")
+            .append(e.getMessage())
+            .append(" counts ")
+            .append(Arrays.toString(e.getUpdateCounts()))
+            .append(" large ")
+            .append(Arrays.toString(e.getLargeUpdateCounts()))
+            .append(" cause ")
+            .append(e.getCause() == null ? null : e.getCause().getMessage());
+    for (SQLException next = e.getNextException(); next != null; next = next.getNextException()) {
+      out.append(" next ").append(next.getSQLState()).append(" ").append(next.getMessage());
+    }
+    return out.toString();
   }
 
   /** Plain {@code Statement}s: the check with literal arguments before the SQL (issue 13). */
