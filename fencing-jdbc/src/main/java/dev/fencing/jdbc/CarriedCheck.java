@@ -44,10 +44,11 @@ import org.postgresql.util.PSQLState;
  * <p>Not carried (checked by a round trip of its own): anything but a plain {@code
  * prepareStatement(sql)} or one for generated keys that pgjdbc appends {@code RETURNING} to
  * (scrollable or updatable result sets, {@code prepareCall}, generated keys of other SQL or with
- * max rows set), SQL with a {@code ;} before its end, batches, a stream, reader, {@code Blob},
- * {@code Clob} or {@code SQLXML} parameter (until {@code clearParameters}), a fetch size (cursor
- * fetching), {@code closeOnCompletion}, a statement unwrapped to the driver's, and an execution
- * with a parameter unset (the driver's own error then names the caller's index).
+ * max rows set), SQL with a {@code ;} before its end, batches (carried by {@link CarriedBatch}), a
+ * stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML} parameter (until {@code
+ * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, a statement
+ * unwrapped to the driver's, and an execution with a parameter unset (the driver's own error then
+ * names the caller's index).
  */
 final class CarriedCheck {
   /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */

@@ -119,10 +119,9 @@ final class TransactionChecks {
   }
 
   /**
-   * In autocommit, whether a multi-statement execution runs as one implicit transaction: no
-   * transaction block open, and the extended protocol (one Sync for all its statements). Not with
-   * {@code preferQueryMode=simple}: pgjdbc sends each statement as a query message of its own, each
-   * its own transaction.
+   * In autocommit, whether {@code carrier}'s execution runs as one implicit transaction: no
+   * transaction block open, and one Sync (or one query message) for all its statements ({@link
+   * CarriedCheck.Carrier#manyTransactionsInAutocommit}).
    */
   boolean oneImplicitTransaction(CarriedCheck.Carrier carrier) throws SQLException {
     BaseConnection driver = driver();
