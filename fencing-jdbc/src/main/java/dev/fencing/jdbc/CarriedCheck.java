@@ -245,21 +245,9 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
-    PreparedStatement c = combined;
+    PreparedStatement c = combined(checkSql);
     if (c == null) {
-      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
-      if (carried == null) {
-        stopped = true; // pgjdbc appends no RETURNING to it: never carried
-        return null;
-      }
-      // no space after the ";": the statement's text, and an error's position in it, as unfenced
-      c = connection.prepareStatement(checkSql + ";" + carried);
-      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
-        c.close();
-        stopped = true;
-        return null;
-      }
-      combined = c;
+      return null;
     }
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
@@ -335,6 +323,58 @@ final class CarriedCheck {
       }
     }
     return new Carried(result, advanced);
+  }
+
+  /**
+   * The combined statement, prepared once (no round trip: pgjdbc parses it on the client); null if
+   * the statement is never carried.
+   */
+  private @Nullable PreparedStatement combined(String checkSql) throws SQLException {
+    PreparedStatement c = combined;
+    if (c == null && !stopped) {
+      String[] columns = keyColumns;
+      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
+      if (carried == null) {
+        stopped = true; // pgjdbc appends no RETURNING to it: never carried
+        return null;
+      }
+      // no space after the ";": the statement's text, and an error's position in it, as unfenced
+      c = connection.prepareStatement(checkSql + ";" + carried);
+      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
+        c.close();
+        stopped = true;
+        return null;
+      }
+      combined = c;
+    }
+    return c;
+  }
+
+  /**
+   * The carrier of the execution {@code name} ({@link #canCarry} accepted): the check and the
+   * statement one implicit transaction in autocommit only with the extended protocol and no Sync
+   * possible between them ({@link SyncSplit}).
+   */
+  Carrier carrier(String name, String checkSql) {
+    return new Carrier() {
+      @Override
+      public @Nullable Carried call(CheckArguments check) throws SQLException {
+        return run(name, check.sql(), check.resources(), check.tokens());
+      }
+
+      @Override
+      public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+        if (mode == PreferQueryMode.SIMPLE) {
+          return true;
+        }
+        try {
+          PreparedStatement c = combined(checkSql);
+          return c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c));
+        } catch (SQLException e) {
+          return true;
+        }
+      }
+    };
   }
 
   /**

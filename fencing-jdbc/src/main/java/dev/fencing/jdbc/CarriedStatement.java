@@ -53,14 +53,18 @@ final class CarriedStatement implements CarriedCheck.Carrier {
   }
 
   /**
-   * Never one query message a statement: under {@code simple} and {@code extendedForPrepared}
-   * pgjdbc sends a plain statement's whole text as one query message, whose statements the server
-   * runs as one implicit transaction in autocommit; under the extended protocol its statements go
-   * before one Sync, as a prepared statement's.
+   * Under {@code simple} and {@code extendedForPrepared} pgjdbc sends a plain statement's whole
+   * text as one query message, whose statements the server runs as one implicit transaction in
+   * autocommit; under the extended protocol its statements go before one Sync, unless pgjdbc may
+   * Sync between them ({@link SyncSplit}: forced binary transfer, or a cached query that may be
+   * described under {@code extendedCacheEverything}).
    */
   @Override
   public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
-    return false;
+    if (mode.compareTo(PreferQueryMode.EXTENDED) < 0) {
+      return false;
+    }
+    return mode == PreferQueryMode.EXTENDED_CACHE_EVERYTHING || SyncSplit.possible(raw, null);
   }
 
   @Override

@@ -137,6 +137,11 @@ final class FencedConnection implements InvocationHandler {
     return checker.guards();
   }
 
+  /** The check a prepared statement carries, {@code SELECT <schema>.check_tokens(?, ?)}. */
+  String checkSql() {
+    return checker.checkSql();
+  }
+
   /** The tokens this connection checks: those bound for its database's resources. */
   FencingContext bound() {
     return checker.bound();

@@ -73,9 +73,7 @@ final class FencedStatement implements InvocationHandler {
               ? CarriedBatch.of(raw, name, args, batch, c != null && c.batchable())
               : c == null
                   ? CarriedStatement.of(raw, name, args)
-                  : c.canCarry(name, args)
-                      ? check -> c.run(name, check.sql(), check.resources(), check.tokens())
-                      : null;
+                  : c.canCarry(name, args) ? c.carrier(name, connection.checkSql()) : null;
       try {
         return FencedChild.fence(
             connection,

@@ -127,6 +127,13 @@ final class TokenChecker {
   }
 
   /**
+   * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
+   */
+  String checkSql() {
+    return checkSql.many();
+  }
+
+  /**
    * The check of {@code bindings} for a statement that carries it, in the forms a carrier sends
    * ({@link CheckArguments}), after refusing any binding whose lease is known lost (as {@link
    * #check} does).
