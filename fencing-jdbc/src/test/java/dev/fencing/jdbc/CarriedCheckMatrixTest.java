@@ -678,6 +678,19 @@ class CarriedCheckMatrixTest {
             2));
     // falling back to the check of its own
     ops.put(
+        "Statement batch, an entry added on the driver's statement (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.unwrap(PGStatement.class);
+                ((Statement) s.unwrap(PGStatement.class)).addBatch("INSERT INTO m (v) VALUES (2)");
+                seen.add(Arrays.toString(s.executeBatch()));
+              }
+            },
+            1,
+            2));
+    ops.put(
         "PreparedStatement batch RETURNING (not carried)",
         new Case(
             (c, seen) -> {
