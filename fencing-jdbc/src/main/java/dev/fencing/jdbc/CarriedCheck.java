@@ -16,6 +16,7 @@ import java.util.Calendar;
 import java.util.HashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.GT;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
@@ -43,20 +44,30 @@ import org.postgresql.util.PSQLState;
  * <p>Not carried (checked by a round trip of its own): anything but a plain {@code
  * prepareStatement(sql)} or one for generated keys that pgjdbc appends {@code RETURNING} to
  * (scrollable or updatable result sets, {@code prepareCall}, generated keys of other SQL or with
- * max rows set), SQL with a {@code ;} before its end, batches, a stream, reader, {@code Blob},
- * {@code Clob} or {@code SQLXML} parameter (until {@code clearParameters}), a fetch size (cursor
- * fetching), {@code closeOnCompletion}, a statement unwrapped to the driver's, and an execution
- * with a parameter unset (the driver's own error then names the caller's index).
+ * max rows set), SQL with a {@code ;} before its end, batches (carried by {@link CarriedBatch}), a
+ * stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML} parameter (until {@code
+ * clearParameters}), a fetch size (cursor fetching), {@code closeOnCompletion}, a statement
+ * unwrapped to the driver's, and an execution with a parameter unset (the driver's own error then
+ * names the caller's index).
  */
 final class CarriedCheck {
   /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
   @FunctionalInterface
   interface Carrier {
     /**
-     * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
-     * nothing was sent (the check then runs on its own, before the plain execution).
+     * Runs the execution behind {@code check}, in one round trip; null if nothing was sent (the
+     * check then runs on its own, before the plain execution).
      */
-    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
+    @Nullable Carried call(CheckArguments check) throws SQLException;
+
+    /**
+     * Whether this execution may run as more than one implicit transaction in autocommit under
+     * {@code mode}: a prepared statement's with {@code simple} (pgjdbc sends its statements as
+     * query messages of their own, each its own transaction).
+     */
+    default boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+      return mode == PreferQueryMode.SIMPLE;
+    }
   }
 
   /** What a carried execution returns to its caller, and what the check returned. */
@@ -147,6 +158,14 @@ final class CarriedCheck {
     return true;
   }
 
+  /**
+   * Whether the statement's batches can carry the check ({@link CarriedBatch}): one statement,
+   * prepared without generated keys.
+   */
+  boolean batchable() {
+    return keyColumns == null;
+  }
+
   /** The statement whose results, update counts and warnings the caller sees. */
   Statement current() {
     return current;
@@ -226,21 +245,9 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
-    PreparedStatement c = combined;
+    PreparedStatement c = combined(checkSql);
     if (c == null) {
-      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
-      if (carried == null) {
-        stopped = true; // pgjdbc appends no RETURNING to it: never carried
-        return null;
-      }
-      // no space after the ";": the statement's text, and an error's position in it, as unfenced
-      c = connection.prepareStatement(checkSql + ";" + carried);
-      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
-        c.close();
-        stopped = true;
-        return null;
-      }
-      combined = c;
+      return null;
     }
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
@@ -316,6 +323,58 @@ final class CarriedCheck {
       }
     }
     return new Carried(result, advanced);
+  }
+
+  /**
+   * The combined statement, prepared once (no round trip: pgjdbc parses it on the client); null if
+   * the statement is never carried.
+   */
+  private @Nullable PreparedStatement combined(String checkSql) throws SQLException {
+    PreparedStatement c = combined;
+    if (c == null && !stopped) {
+      String[] columns = keyColumns;
+      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
+      if (carried == null) {
+        stopped = true; // pgjdbc appends no RETURNING to it: never carried
+        return null;
+      }
+      // no space after the ";": the statement's text, and an error's position in it, as unfenced
+      c = connection.prepareStatement(checkSql + ";" + carried);
+      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
+        c.close();
+        stopped = true;
+        return null;
+      }
+      combined = c;
+    }
+    return c;
+  }
+
+  /**
+   * The carrier of the execution {@code name} ({@link #canCarry} accepted): the check and the
+   * statement one implicit transaction in autocommit only with the extended protocol and no Sync
+   * possible between them ({@link SyncSplit}).
+   */
+  Carrier carrier(String name, String checkSql) {
+    return new Carrier() {
+      @Override
+      public @Nullable Carried call(CheckArguments check) throws SQLException {
+        return run(name, check.sql(), check.resources(), check.tokens());
+      }
+
+      @Override
+      public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+        if (mode == PreferQueryMode.SIMPLE) {
+          return true;
+        }
+        try {
+          PreparedStatement c = combined(checkSql);
+          return c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c));
+        } catch (SQLException e) {
+          return true;
+        }
+      }
+    };
   }
 
   /**

@@ -137,6 +137,11 @@ final class FencedConnection implements InvocationHandler {
     return checker.guards();
   }
 
+  /** The check a prepared statement carries, {@code SELECT <schema>.check_tokens(?, ?)}. */
+  String checkSql() {
+    return checker.checkSql();
+  }
+
   /** The tokens this connection checks: those bound for its database's resources. */
   FencingContext bound() {
     return checker.bound();
@@ -211,7 +216,7 @@ final class FencedConnection implements InvocationHandler {
       tx.beforeRun(context, kind);
       return run(call, kind);
     }
-    if (carrier != null && tx.oneImplicitTransaction()) {
+    if (carrier != null && tx.oneImplicitTransaction(carrier)) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;

@@ -24,6 +24,8 @@ final class FencedStatement implements InvocationHandler {
 
   // A prepared statement whose first write in a transaction can carry the check (issue 13).
   private final @Nullable CarriedCheck carrier;
+  // The caller holds the driver's statement: a batch may hold entries the proxy never saw.
+  private boolean unwrapped;
 
   private FencedStatement(
       FencedConnection connection,
@@ -69,9 +71,13 @@ final class FencedStatement implements InvocationHandler {
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       CarriedCheck c = carrier;
       CarriedCheck.Carrier carried =
-          c != null && c.canCarry(name, args)
-              ? (check, resources, tokens) -> c.run(name, check, resources, tokens)
-              : null;
+          isBatch
+              ? unwrapped && c == null
+                  ? null
+                  : CarriedBatch.of(raw, name, args, batch, c != null && c.batchable())
+              : c == null
+                  ? CarriedStatement.of(raw, name, args)
+                  : c.canCarry(name, args) ? c.carrier(name, connection.checkSql()) : null;
       try {
         return FencedChild.fence(
             connection,
@@ -153,6 +159,7 @@ final class FencedStatement implements InvocationHandler {
         if (carrier != null) {
           carrier.stopCarrying();
         }
+        unwrapped = true;
         return raw.unwrap(iface);
       default:
         Object common = Delegation.common(self, raw, method, args);

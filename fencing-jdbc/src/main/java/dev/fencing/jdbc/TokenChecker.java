@@ -39,6 +39,7 @@ final class TokenChecker {
   }
 
   private final Predicate<String> placed;
+  private final String schema;
   private final Call checkSql;
   private final Call checkIfWrittenSql;
   private final Call checkAndCommitSql;
@@ -50,6 +51,7 @@ final class TokenChecker {
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
+    this.schema = schema;
     this.checkSql = Call.of(schema, "check_tokens", "");
     this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
@@ -116,17 +118,14 @@ final class TokenChecker {
   }
 
   /**
-   * The check's two arguments (resources, tokens) for {@code bindings}, after refusing any binding
-   * whose lease is known lost (as {@link #check} does): for a statement that carries the check.
+   * The check of {@code bindings} for a statement that carries it, in the forms a carrier sends
+   * ({@link CheckArguments}), after refusing any binding whose lease is known lost (as {@link
+   * #check} does).
    */
-  Array[] arguments(Connection connection, List<FencingContext.Binding> bindings)
+  CheckArguments arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    String[] resources = resources(bindings);
-    Long[] tokens = tokens(bindings);
-    return new Array[] {
-      connection.createArrayOf("text", resources), connection.createArrayOf("bigint", tokens)
-    };
+    return new CheckArguments(connection, checkSql.many(), schema, bindings);
   }
 
   /**

@@ -1,6 +1,5 @@
 package dev.fencing.jdbc;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -13,7 +12,6 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
-import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * The bookkeeping of a {@link FencedConnection}'s open transaction: which bound tokens it has
@@ -121,14 +119,13 @@ final class TransactionChecks {
   }
 
   /**
-   * In autocommit, whether a multi-statement execution runs as one implicit transaction: no
-   * transaction block open, and the extended protocol (one Sync for all its statements). Not with
-   * {@code preferQueryMode=simple}: pgjdbc sends each statement as a query message of its own, each
-   * its own transaction.
+   * In autocommit, whether {@code carrier}'s execution runs as one implicit transaction: no
+   * transaction block open, and one Sync (or one query message) for all its statements ({@link
+   * CarriedCheck.Carrier#manyTransactionsInAutocommit}).
    */
-  boolean oneImplicitTransaction() throws SQLException {
+  boolean oneImplicitTransaction(CarriedCheck.Carrier carrier) throws SQLException {
     BaseConnection driver = driver();
-    return driver.getPreferQueryMode() != PreferQueryMode.SIMPLE
+    return !carrier.manyTransactionsInAutocommit(driver.getPreferQueryMode())
         && driver.getTransactionState() == TransactionState.IDLE;
   }
 
@@ -171,11 +168,11 @@ final class TransactionChecks {
     if (unchecked.isEmpty()) {
       return NOT_CARRIED;
     }
-    Array[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
+    CheckArguments arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
     long start = System.nanoTime();
     CarriedCheck.Carried carried;
     try {
-      carried = carrier.call(checker.checkSql(), arguments[0], arguments[1]);
+      carried = carrier.call(arguments);
     } catch (SQLException e) {
       // as a plain run: the check or the statement failed; either way nothing of it stays checked
       checked.clear();

@@ -7,17 +7,23 @@ import static dev.fencing.jdbc.MatrixFixture.exception;
 import static dev.fencing.jdbc.MatrixFixture.rows;
 import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.StringReader;
+import java.sql.BatchUpdateException;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -67,9 +73,50 @@ class CarriedCheckMatrixTest {
    * An operation, and the round trips it takes fenced beyond unfenced: in a transaction, in
    * autocommit.
    */
-  record Case(Operation op, int extraInTransaction, int extraInAutocommit, boolean carried) {
+  record Case(
+      Operation op,
+      int extraInTransaction,
+      int extraInAutocommit,
+      boolean carried,
+      boolean plainStatement,
+      boolean failingBatch) {
+    Case(
+        Operation op,
+        int extraInTransaction,
+        int extraInAutocommit,
+        boolean carried,
+        boolean plainStatement) {
+      this(op, extraInTransaction, extraInAutocommit, carried, plainStatement, false);
+    }
+
+    Case(Operation op, int extraInTransaction, int extraInAutocommit, boolean carried) {
+      this(op, extraInTransaction, extraInAutocommit, carried, false);
+    }
+
+    /**
+     * A failing batch in autocommit where pgjdbc sends each entry as a query message of its own
+     * (each its own transaction: the entries before the failure commit unfenced): fenced, the batch
+     * runs in the wrapper's transaction with its check, all or nothing.
+     */
+    boolean atomicWhenFenced(boolean autoCommit, PreferQueryMode mode) {
+      return failingBatch
+          && autoCommit
+          && (mode == PreferQueryMode.SIMPLE
+              || plainStatement && mode == PreferQueryMode.EXTENDED_FOR_PREPARED);
+    }
+
     Case(Operation op, int extraInTransaction, int extraInAutocommit) {
       this(op, extraInTransaction, extraInAutocommit, false);
+    }
+
+    /**
+     * Whether pgjdbc sends the execution as query messages of their own under {@code mode}, each
+     * its own transaction in autocommit: a plain statement's unless the protocol is extended for
+     * all.
+     */
+    boolean simpleProtocol(PreferQueryMode mode) {
+      // a plain statement's text goes as one query message, one implicit transaction
+      return !plainStatement && mode == PreferQueryMode.SIMPLE;
     }
   }
 
@@ -90,6 +137,14 @@ class CarriedCheckMatrixTest {
       for (Map.Entry<String, Case> op : cases().entrySet()) {
         List<String> unfenced = transcript(driver, autoCommit, op.getValue().op(), false, trips);
         List<String> seen = transcript(fenced, autoCommit, op.getValue().op(), true, trips);
+        if (op.getValue().atomicWhenFenced(autoCommit, mode)) {
+          softly
+              .assertThat(seen)
+              .as("%s: all or nothing", op.getKey())
+              .contains("committed []")
+              .anyMatch(m -> m.startsWith("batch exception 23505 Batch entry 2 "));
+          continue;
+        }
         softly
             .assertThat(seen.subList(1, seen.size()))
             .as(op.getKey())
@@ -98,7 +153,7 @@ class CarriedCheckMatrixTest {
         int extra =
             !autoCommit
                 ? op.getValue().extraInTransaction()
-                : op.getValue().carried() && mode != PreferQueryMode.SIMPLE
+                : op.getValue().carried() && !op.getValue().simpleProtocol(mode)
                     ? 0
                     : op.getValue().extraInAutocommit();
         if (extra != UNCOUNTED) {
@@ -111,6 +166,138 @@ class CarriedCheckMatrixTest {
     }
     softly.assertAll();
     assertThat(FencingTestSupport.rejections(plain, resource, "stale_token")).isZero();
+  }
+
+  static Stream<Arguments> zombieSettings() {
+    List<Arguments> all = new ArrayList<>();
+    settings()
+        .forEach(
+            a -> {
+              for (int isolation :
+                  new int[] {
+                    Connection.TRANSACTION_READ_COMMITTED,
+                    Connection.TRANSACTION_REPEATABLE_READ,
+                    Connection.TRANSACTION_SERIALIZABLE
+                  }) {
+                Object[] args = a.get();
+                all.add(Arguments.of(args[0], args[1], args[2], isolation));
+              }
+            });
+    return all.stream();
+  }
+
+  /** A zombie's writes that carry the check: each must be refused with nothing written. */
+  private static Map<String, Operation> zombieWrites() {
+    Map<String, Operation> ops = new LinkedHashMap<>();
+    ops.put(
+        "Statement.execute", (c, seen) -> run(c, s -> s.execute("INSERT INTO m (v) VALUES (5)")));
+    ops.put(
+        "Statement.executeUpdate",
+        (c, seen) -> run(c, s -> s.executeUpdate("INSERT INTO m (v) VALUES (5)")));
+    ops.put(
+        "Statement.executeLargeUpdate",
+        (c, seen) -> run(c, s -> s.executeLargeUpdate("INSERT INTO m (v) VALUES (5)")));
+    ops.put(
+        "Statement.executeQuery", (c, seen) -> run(c, s -> s.executeQuery("SELECT m_add(5) AS r")));
+    ops.put(
+        "Statement.executeBatch",
+        (c, seen) ->
+            run(
+                c,
+                s -> {
+                  s.addBatch("INSERT INTO m (v) VALUES (5)");
+                  s.addBatch("INSERT INTO m (v) VALUES (6)");
+                  return s.executeBatch();
+                }));
+    ops.put(
+        "PreparedStatement.executeBatch",
+        (c, seen) -> {
+          try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+            ps.setInt(1, 5);
+            ps.addBatch();
+            ps.setInt(1, 6);
+            ps.addBatch();
+            ps.executeLargeBatch();
+          }
+        });
+    return ops;
+  }
+
+  private static void run(Connection c, StatementBody body) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      body.run(s);
+    }
+  }
+
+  /**
+   * A zombie (its token superseded) is refused by the check its write carries, under every setting
+   * and isolation level: ZF001, the write sent with the literal check before it and no Sync between
+   * (one round trip), nothing written, every refusal recorded.
+   */
+  @ParameterizedTest(name = "autocommit={0} {1} autosave={2} isolation={3}")
+  @MethodSource("zombieSettings")
+  void aZombieIsRefusedByTheCarriedCheckAndNothingIsWritten(
+      boolean autoCommit, PreferQueryMode mode, AutoSave autosave, int isolation) throws Exception {
+    String zombie =
+        externalResource(
+            plain, "carried-matrix-zombie-" + autoCommit + mode + autosave + isolation, 6);
+    PGSimpleDataSource driver =
+        FencingTestSupport.plain(
+            db,
+            ds -> {
+              ds.setPreferQueryMode(mode);
+              ds.setAutosave(autosave);
+              return ds;
+            });
+    exec(plain, "TRUNCATE m RESTART IDENTITY");
+    Map<String, Operation> writes = zombieWrites();
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      c.setAutoCommit(autoCommit);
+      c.setTransactionIsolation(isolation);
+      for (Map.Entry<String, Operation> write : writes.entrySet()) {
+        trips.reset();
+        assertThatThrownBy(() -> write.getValue().run(c, new ArrayList<>()))
+            .as(write.getKey())
+            .isInstanceOf(StaleFencingTokenException.class)
+            .extracting(e -> ((SQLException) e).getSQLState())
+            .isEqualTo("ZF001");
+        List<String> sent = trips.sent();
+        int check = indexOf(sent, "check_tokens(ARRAY[E'" + zombie + "']");
+        assertThat(check)
+            .as("%s: the literal check sent: %s", write.getKey(), sent)
+            .isNotNegative();
+        int statement =
+            indexOf(sent, "m_add(5)", "VALUES (5)", "VALUES ($1)", "VALUES (('5'::int4))");
+        assertThat(statement)
+            .as(
+                "%s: the write sent with its check (one query message if simple): %s",
+                write.getKey(), sent)
+            .isGreaterThanOrEqualTo(check);
+        assertThat(sent.subList(check, statement))
+            .as("%s: in the same round trip: %s", write.getKey(), sent)
+            .noneMatch(m -> m.contains("FE=> Sync"));
+        assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
+      }
+    }
+    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM m"))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
+        .as("every refusal recorded")
+        .isEqualTo(writes.size());
+  }
+
+  private static int indexOf(List<String> sent, String... any) {
+    for (int i = 0; i < sent.size(); i++) {
+      for (String a : any) {
+        if (sent.get(i).contains(a)) {
+          return i;
+        }
+      }
+    }
+    return -1;
   }
 
   /** The round trips, then what the operation returned, then the rows committed. */
@@ -296,7 +483,347 @@ class CarriedCheckMatrixTest {
             },
             1,
             2));
+    plainStatementCases(ops);
+    batchCases(ops);
     return ops;
+  }
+
+  /**
+   * Batches: the check with literal arguments as the batch's first entry (issue 13). In autocommit
+   * the batch runs in the wrapper's transaction, its COMMIT a round trip of its own (one more).
+   */
+  private static void batchCases(Map<String, Case> ops) {
+    ops.put(
+        "Statement.executeBatch",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("UPDATE m SET v = v + 1");
+                s.addBatch("INSERT INTO m (v) SELECT generate_series(1, 3)");
+                s.addBatch("UPDATE m SET v = 0 WHERE id < 0");
+                seen.add(Arrays.toString(s.executeBatch()) + " " + s.getUpdateCount());
+                warnings(s, seen);
+                s.addBatch("INSERT INTO m (v) VALUES (9)");
+                seen.add("again " + Arrays.toString(s.executeBatch()));
+              }
+            },
+            0,
+            2)); // autocommit: two batches, each with the wrapper's COMMIT
+    ops.put(
+        "Statement.executeLargeBatch",
+        batch(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("INSERT INTO m (v) SELECT generate_series(1, 3)");
+                seen.add(Arrays.toString(s.executeLargeBatch()));
+              }
+            }));
+    ops.put(
+        "Statement.executeBatch, an entry failing",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (id, v) VALUES (1, 1)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (2, 1)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (1, 2)");
+                s.addBatch("INSERT INTO m (id, v) VALUES (3, 1)");
+                try {
+                  seen.add(Arrays.toString(s.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            false,
+            true,
+            true));
+    ops.put(
+        "Statement.executeBatch, a query with a warning",
+        batch(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.addBatch("SELECT m_add(4)");
+                try {
+                  seen.add(Arrays.toString(s.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+                warnings(s, seen);
+              }
+            }));
+    ops.put(
+        "PreparedStatement.executeBatch",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+                for (int i = 1; i <= 3; i++) {
+                  ps.setInt(1, i);
+                  ps.addBatch();
+                }
+                seen.add(Arrays.toString(ps.executeBatch()));
+                ps.setInt(1, 4);
+                ps.addBatch();
+                seen.add("again " + Arrays.toString(ps.executeBatch()));
+              }
+            },
+            0,
+            2)); // autocommit: two batches, each with the wrapper's COMMIT
+    ops.put(
+        "PreparedStatement.executeLargeBatch",
+        batch(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (v) SELECT generate_series(1, ?)")) {
+                ps.setInt(1, 2);
+                ps.addBatch();
+                ps.setInt(1, 3);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeLargeBatch()));
+              }
+            }));
+    ops.put(
+        "PreparedStatement.executeBatch, an entry failing",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (id, v) VALUES (?, 1)")) {
+                for (int id : new int[] {1, 2, 1, 3}) {
+                  ps.setInt(1, id);
+                  ps.addBatch();
+                }
+                try {
+                  seen.add(Arrays.toString(ps.executeBatch()));
+                } catch (BatchUpdateException e) {
+                  seen.add(batchException(e));
+                }
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            false,
+            false,
+            true));
+    ops.put(
+        "empty batch",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps = c.prepareStatement("INSERT INTO m (v) VALUES (?)")) {
+                seen.add(Arrays.toString(ps.executeBatch()));
+              }
+            },
+            // an empty batch runs nothing: the check of its own, then a COMMIT of the transaction
+            // it opened (in autocommit, the wrapper's check-and-COMMIT)
+            2,
+            2));
+    // falling back to the check of its own
+    ops.put(
+        "Statement batch, an entry added on the driver's statement (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.addBatch("INSERT INTO m (v) VALUES (1)");
+                s.unwrap(PGStatement.class);
+                ((Statement) s.unwrap(PGStatement.class)).addBatch("INSERT INTO m (v) VALUES (2)");
+                seen.add(Arrays.toString(s.executeBatch()));
+              }
+            },
+            1,
+            2));
+    ops.put(
+        "PreparedStatement batch RETURNING (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement("INSERT INTO m (v) VALUES (?) RETURNING id")) {
+                ps.setInt(1, 1);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeBatch()));
+              }
+            },
+            1,
+            2));
+    ops.put(
+        "PreparedStatement batch with generated keys (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "INSERT INTO m (v) VALUES (?)", Statement.RETURN_GENERATED_KEYS)) {
+                ps.setInt(1, 1);
+                ps.addBatch();
+                ps.setInt(1, 2);
+                ps.addBatch();
+                seen.add(Arrays.toString(ps.executeBatch()) + " " + rows(ps.getGeneratedKeys()));
+              }
+            },
+            1,
+            2));
+  }
+
+  /** A batch that carries its check: in autocommit, the wrapper's COMMIT (one more). */
+  private static Case batch(Operation op) {
+    return new Case(op, 0, 1);
+  }
+
+  private static String batchException(BatchUpdateException e) {
+    StringBuilder out =
+        new StringBuilder("batch exception ")
+            .append(e.getSQLState())
+            .append(" ")
+            .append(e.getMessage())
+            .append(" counts ")
+            .append(Arrays.toString(e.getUpdateCounts()))
+            .append(" large ")
+            .append(Arrays.toString(e.getLargeUpdateCounts()))
+            .append(" cause ")
+            .append(e.getCause() == null ? null : e.getCause().getMessage());
+    for (SQLException next = e.getNextException(); next != null; next = next.getNextException()) {
+      out.append(" next ").append(next.getSQLState()).append(" ").append(next.getMessage());
+    }
+    return out.toString();
+  }
+
+  /** Plain {@code Statement}s: the check with literal arguments before the SQL (issue 13). */
+  private static void plainStatementCases(Map<String, Case> ops) {
+    String insert = "INSERT INTO m (v) VALUES (7)";
+    ops.put("Statement.execute", plain(s -> s.execute(insert) + " " + drain(s)));
+    ops.put(
+        "Statement.execute of a query that writes",
+        plain(
+            s -> {
+              boolean isResultSet = s.execute("SELECT m_add(7) AS r");
+              return isResultSet + " " + (s.getResultSet().getStatement() == s) + " " + drain(s);
+            }));
+    ops.put("Statement.executeQuery", plain(s -> rows(s.executeQuery("SELECT m_add(7) AS r"))));
+    ops.put(
+        "Statement.executeQuery RETURNING",
+        plain(
+            s -> {
+              ResultSet rs = s.executeQuery("INSERT INTO m (v) VALUES (7), (8) RETURNING id, v");
+              return (rs.getStatement() == s) + " " + rows(rs) + " " + drain(s);
+            }));
+    ops.put("Statement.executeQuery without rows", plain(s -> rows(s.executeQuery(insert))));
+    ops.put("Statement.executeUpdate", plain(s -> s.executeUpdate(insert) + " " + drain(s)));
+    ops.put(
+        "Statement.executeUpdate of nothing",
+        plain(s -> s.executeUpdate("UPDATE m SET v = 1 WHERE id < 0") + " " + drain(s)));
+    ops.put(
+        "Statement.executeUpdate of a query",
+        plain(s -> s.executeUpdate("SELECT m_add(g) FROM generate_series(1, 7) g")));
+    ops.put(
+        "Statement.executeUpdate RETURNING",
+        plain(s -> s.executeUpdate("INSERT INTO m (v) VALUES (7) RETURNING v")));
+    ops.put(
+        "Statement.executeLargeUpdate",
+        plain(
+            s ->
+                s.executeLargeUpdate("INSERT INTO m (v) SELECT generate_series(1, 7)")
+                    + " "
+                    + drain(s)));
+    ops.put("Statement trailing semicolon", plain(s -> s.executeUpdate(insert + " ;  ")));
+    ops.put(
+        "Statement maxRows",
+        plain(
+            s -> {
+              s.setMaxRows(2);
+              return rows(
+                      s.executeQuery("INSERT INTO m (v) SELECT generate_series(1, 7) RETURNING v"))
+                  + " "
+                  + s.getMaxRows();
+            }));
+    ops.put(
+        "Statement warnings, executed twice",
+        plain(
+            s -> {
+              ResultSet first = s.executeQuery("SELECT m_add(1) AS r");
+              String warned = String.valueOf(s.getWarnings());
+              ResultSet second = s.executeQuery("SELECT m_add(2) AS r");
+              return warned + " " + first.isClosed() + " " + rows(second);
+            }));
+    ops.put(
+        "Statement an error with its position",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                seen.add(
+                    String.valueOf(
+                        s.executeUpdate("INSERT INTO m (v) VALUES (7 + no_such_column)")));
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            true,
+            true));
+    ops.put(
+        "Statement with standard_conforming_strings off",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.execute("SET standard_conforming_strings = off");
+                seen.add(
+                    s.executeUpdate("INSERT INTO m (v) VALUES (length(E'a\\\\b''c'))")
+                        + " "
+                        + drain(s));
+                warnings(s, seen);
+              }
+            },
+            0,
+            // autocommit: the SET, a read, is a transaction with its check-and-COMMIT (one more)
+            1,
+            false,
+            true));
+    // falling back to the check of its own
+    ops.put(
+        "Statement of two statements (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                seen.add(s.execute(insert + "; SELECT 1") + " " + drain(s));
+              }
+            },
+            1,
+            2));
+    ops.put(
+        "Statement generated keys (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                seen.add(
+                    s.executeUpdate(insert, Statement.RETURN_GENERATED_KEYS)
+                        + " "
+                        + rows(s.getGeneratedKeys()));
+              }
+            },
+            1,
+            2));
+  }
+
+  @FunctionalInterface
+  interface StatementBody {
+    Object run(Statement s) throws SQLException;
+  }
+
+  /** A plain statement run by {@code body}: carried. */
+  private static Case plain(StatementBody body) {
+    return new Case(
+        (c, seen) -> {
+          try (Statement s = c.createStatement()) {
+            try {
+              seen.add(String.valueOf(body.run(s)));
+            } finally {
+              warnings(s, seen);
+            }
+          }
+        },
+        0,
+        1,
+        true,
+        true);
   }
 
   /** A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried. */

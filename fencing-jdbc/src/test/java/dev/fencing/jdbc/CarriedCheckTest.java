@@ -12,16 +12,21 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -334,6 +339,109 @@ class CarriedCheckTest {
         .as("then the holder")
         .isEqualTo(1);
     assertThat(FencingTestSupport.maxSeen(plain, resource)).isEqualTo(6);
+  }
+
+  static Stream<Arguments> isolationsAndLiteralCarriers() {
+    List<Arguments> all = new ArrayList<>();
+    for (int isolation :
+        new int[] {
+          Connection.TRANSACTION_READ_COMMITTED,
+          Connection.TRANSACTION_REPEATABLE_READ,
+          Connection.TRANSACTION_SERIALIZABLE
+        }) {
+      for (String form : new String[] {"statement", "statement batch", "prepared batch"}) {
+        all.add(Arguments.of(isolation, form));
+      }
+    }
+    return all.stream();
+  }
+
+  /**
+   * As {@link #aZombieIsRefusedByTheCheckItsWriteCarries} for the executions that carry the check
+   * with literal arguments: a plain statement, a statement's batch, a prepared statement's batch.
+   * The zombie's snapshot is taken, the holder's newer token accepted and committed, then the
+   * zombie's write carries the check: refused (ZF001), nothing of it written, the refusal recorded.
+   */
+  @ParameterizedTest(name = "isolation={0} {1}")
+  @MethodSource("isolationsAndLiteralCarriers")
+  void aZombieIsRefusedByTheLiteralCheckItsWriteCarries(int isolation, String form)
+      throws Exception {
+    String resource = resource(5);
+    int aid = RESOURCES.get() * 100;
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    long before = queryLong(plain, "SELECT count(*) FROM hist");
+    try (Connection zombie = fenced.getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      zombie.setAutoCommit(false);
+      zombie.setTransactionIsolation(isolation);
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+        assertThat(FencingTestSupport.query(zombie, "SELECT count(*) FROM hist"))
+            .as("the zombie's snapshot")
+            .isEqualTo(before);
+      }
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 6));
+          Connection holder = fenced.getConnection();
+          Statement s = holder.createStatement()) {
+        holder.setAutoCommit(false);
+        assertThat(s.executeUpdate("INSERT INTO hist (aid, delta) VALUES (" + (aid + 6) + ", 6)"))
+            .isEqualTo(1);
+        holder.commit();
+      }
+      trips.reset();
+      String write = "INSERT INTO hist (aid, delta) VALUES (" + (aid + 5) + ", -5)";
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+        assertThatThrownBy(
+                () -> {
+                  switch (form) {
+                    case "statement" -> {
+                      try (Statement s = zombie.createStatement()) {
+                        s.executeUpdate(write);
+                      }
+                    }
+                    case "statement batch" -> {
+                      try (Statement s = zombie.createStatement()) {
+                        s.addBatch(write);
+                        s.addBatch(write);
+                        s.executeBatch();
+                      }
+                    }
+                    default -> {
+                      try (PreparedStatement ps =
+                          zombie.prepareStatement("INSERT INTO hist (aid, delta) VALUES (?, -5)")) {
+                        ps.setInt(1, aid + 5);
+                        ps.addBatch();
+                        ps.addBatch();
+                        ps.executeBatch();
+                      }
+                    }
+                  }
+                })
+            .isInstanceOf(StaleFencingTokenException.class)
+            .satisfies(
+                e -> {
+                  StaleFencingTokenException stale = (StaleFencingTokenException) e;
+                  assertThat(stale.getSQLState()).isEqualTo("ZF001");
+                  assertThat(stale.resource()).isEqualTo(resource);
+                  assertThat(stale.presentedToken()).isEqualTo(5L);
+                });
+      }
+      List<String> sent = trips.sent();
+      int check = indexOf(sent, "check_tokens(ARRAY[E'" + resource + "']");
+      int written = indexOf(sent, "INSERT INTO hist (aid, delta) VALUES (");
+      assertThat(check).as("the literal check sent: %s", sent).isNotNegative();
+      assertThat(written).as("the write sent with it: %s", sent).isGreaterThan(check);
+      assertThat(sent.subList(check, written)).doesNotContain(" FE=> Sync");
+      zombie.commit();
+    }
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 5))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 6))
+        .as("the holder's write")
+        .isEqualTo(1);
+    assertThat(FencingTestSupport.rejections(plain, resource, "stale_token"))
+        .as("the refusal recorded")
+        .isEqualTo(1);
   }
 
   private static int indexOf(List<String> sent, String fragment) {

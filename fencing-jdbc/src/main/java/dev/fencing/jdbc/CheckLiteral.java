@@ -1,0 +1,58 @@
+package dev.fencing.jdbc;
+
+import java.util.List;
+
+/**
+ * The check with literal arguments, for an execution that binds no parameters (a plain {@code
+ * Statement}, a batch): {@code SELECT <schema>.check_tokens(ARRAY[E'<resource>', ...]::text[],
+ * ARRAY[<token>, ...]::bigint[])}.
+ *
+ * <p>Injection-proof whatever the server's settings: each resource name is an escape string
+ * constant ({@code E'...'}), which PostgreSQL reads the same whatever {@code
+ * standard_conforming_strings} is, with every {@code '} doubled and every backslash doubled, so no
+ * character of the name can end the constant or escape its end, whichever way a parser (the
+ * server's, or pgjdbc's own when it splits statements and looks for escapes) reads backslashes.
+ * Tokens are Java {@code long}s written in decimal. (Resource names are restricted anyway, {@link
+ * FencingToken#requireValidResource}; the quoting does not rely on it.) A NUL character, which no
+ * PostgreSQL text holds, is refused before anything is sent.
+ */
+final class CheckLiteral {
+  private CheckLiteral() {}
+
+  static String sql(String schema, List<FencingContext.Binding> bindings) {
+    StringBuilder b = new StringBuilder(64 + 32 * bindings.size());
+    b.append("SELECT ").append(schema).append(".check_tokens(ARRAY[");
+    for (int i = 0; i < bindings.size(); i++) {
+      if (i > 0) {
+        b.append(", ");
+      }
+      quote(b, bindings.get(i).token().resource());
+    }
+    b.append("]::text[], ARRAY[");
+    for (int i = 0; i < bindings.size(); i++) {
+      if (i > 0) {
+        b.append(", ");
+      }
+      b.append(bindings.get(i).token().value());
+    }
+    return b.append("]::bigint[])").toString();
+  }
+
+  /** Appends {@code text} as an escape string constant: {@code E'...'}. */
+  static void quote(StringBuilder b, String text) {
+    b.append("E'");
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '\'') {
+        b.append("''");
+      } else if (c == '\\') {
+        b.append("\\\\");
+      } else if (c == 0) {
+        throw new IllegalArgumentException("a NUL character cannot be sent in SQL text");
+      } else {
+        b.append(c);
+      }
+    }
+    b.append('\'');
+  }
+}
