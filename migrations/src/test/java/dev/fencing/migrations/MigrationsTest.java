@@ -58,6 +58,7 @@ class MigrationsTest {
           "check_token(text,bigint)",
           "check_tokens(text[],bigint[])",
           "check_tokens_if_written(text[],bigint[])",
+          "check_one(text,bigint)",
           "try_acquire(text,text,interval,interval)",
           "renew(text,bigint,interval)",
           "release(text,bigint)",
