@@ -3,7 +3,6 @@ package dev.fencing.jdbc;
 import java.io.InputStream;
 import java.io.Reader;
 import java.lang.reflect.Method;
-import java.sql.Array;
 import java.sql.Blob;
 import java.sql.Clob;
 import java.sql.Connection;
@@ -56,7 +55,7 @@ final class CarriedCheck {
      * Runs the execution behind {@code checkSql} with its two arguments, in one round trip; null if
      * nothing was sent (the check then runs on its own, before the plain execution).
      */
-    @Nullable Carried call(String checkSql, Array resources, Array tokens) throws SQLException;
+    @Nullable Carried call(String checkSql, Object resources, Object tokens) throws SQLException;
   }
 
   /** What a carried execution returns to its caller, and what the check returned. */
@@ -217,7 +216,7 @@ final class CarriedCheck {
    * Runs {@code name} (an execution {@link #canCarry} accepted) behind the check, in one round
    * trip. Null if nothing was sent (the caller then checks on its own and executes as usual).
    */
-  @Nullable Carried run(String name, String checkSql, Array resources, Array tokens)
+  @Nullable Carried run(String name, String checkSql, Object resources, Object tokens)
       throws SQLException {
     if (raw.getFetchSize() != 0) {
       return null; // cursor fetching: the driver's own execution
@@ -245,8 +244,8 @@ final class CarriedCheck {
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
     c.clearParameters();
-    c.setArray(1, resources);
-    c.setArray(2, tokens);
+    c.setObject(1, resources); // a resource and its token (check_one), or two arrays
+    c.setObject(2, tokens);
     for (Map.Entry<Integer, Param> p : params.entrySet()) {
       Object[] args = p.getValue().args().clone();
       args[0] = p.getKey() + 2;

@@ -50,6 +50,15 @@ final class TokenChecker {
           "SELECT " + schema + "." + function + "(?, ?)" + after,
           "SELECT " + schema + "." + function + "(ARRAY[?]::text[], ARRAY[?]::bigint[])" + after);
     }
+
+    /**
+     * {@code check_tokens}, and for one token {@code check_one} (V21): the same decision and result
+     * with plain arguments, no arrays for the server to parse and take apart.
+     */
+    static Call check(String schema) {
+      return new Call(
+          "SELECT " + schema + ".check_tokens(?, ?)", "SELECT " + schema + ".check_one(?, ?)");
+    }
   }
 
   private final Predicate<String> placed;
@@ -66,7 +75,7 @@ final class TokenChecker {
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
-    this.checkSql = Call.of(schema, "check_tokens", "");
+    this.checkSql = Call.check(schema);
     this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
     this.checkAndCommitSql = Call.of(schema, "check_tokens_if_written", "; COMMIT");
@@ -125,26 +134,32 @@ final class TokenChecker {
   }
 
   /**
-   * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
+   * The check of {@code tokens} tokens: {@code SELECT <schema>.check_one(?, ?)} for one, else
+   * {@code SELECT <schema>.check_tokens(?, ?)}; its arguments are {@link #arguments}.
    */
-  String checkSql() {
-    return checkSql.many();
+  String checkSql(int tokens) {
+    return tokens == 1 ? checkSql.one() : checkSql.many();
   }
 
   /**
-   * The check's two arguments (resources, tokens) for {@code bindings}, after refusing any binding
-   * whose lease is known lost (as {@link #check} does): for a statement that carries the check.
+   * The check's two arguments for {@code bindings}, after refusing any binding whose lease is known
+   * lost (as {@link #check} does): for a statement that carries the check. For one binding its
+   * resource ({@code String}) and token ({@code Long}), else two {@code java.sql.Array}s.
    */
-  Array[] arguments(Connection connection, List<FencingContext.Binding> bindings)
+  Object[] arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
+    if (bindings.size() == 1) {
+      FencingToken token = bindings.get(0).token();
+      return new Object[] {token.resource(), token.value()};
+    }
     String[] resources = new String[bindings.size()];
     Long[] tokens = new Long[bindings.size()];
     for (int i = 0; i < resources.length; i++) {
       resources[i] = bindings.get(i).token().resource();
       tokens[i] = bindings.get(i).token().value();
     }
-    return new Array[] {
+    return new Object[] {
       connection.createArrayOf("text", resources), connection.createArrayOf("bigint", tokens)
     };
   }
@@ -161,7 +176,8 @@ final class TokenChecker {
         bindings.size() == 1
             && server != null
             && server.getWhere() != null
-            && server.getWhere().contains(".check_tokens(");
+            && (server.getWhere().contains(".check_one(")
+                || server.getWhere().contains(".check_tokens("));
     FencingRefusedException refusal =
         FencingExceptions.translate(
             e,

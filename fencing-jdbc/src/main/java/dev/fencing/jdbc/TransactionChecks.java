@@ -1,6 +1,5 @@
 package dev.fencing.jdbc;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -171,11 +170,11 @@ final class TransactionChecks {
     if (unchecked.isEmpty()) {
       return NOT_CARRIED;
     }
-    Array[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
+    Object[] arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
     long start = System.nanoTime();
     CarriedCheck.Carried carried;
     try {
-      carried = carrier.call(checker.checkSql(), arguments[0], arguments[1]);
+      carried = carrier.call(checker.checkSql(unchecked.size()), arguments[0], arguments[1]);
     } catch (SQLException e) {
       // as a plain run: the check or the statement failed; either way nothing of it stays checked
       checked.clear();
