@@ -167,7 +167,8 @@ class MigrationsTest {
               "13 protected tables at the floor true",
               "14 issuance without replanning true",
               "15 flat accept path true",
-              "16 issuance without epoch row lock true");
+              "16 issuance without epoch row lock true",
+              "21 check one true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
