@@ -22,12 +22,13 @@ import org.postgresql.util.PSQLState;
 /**
  * Issue 13, no extra round trip: the check of a transaction's first write travels with the write.
  * For a {@code PreparedStatement} of one statement, the execution that needs the check runs {@code
- * SELECT <schema>.check_tokens(?, ?); <the statement's SQL>} instead, one multi-statement prepared
- * statement (the two arrays at 1 and 2, the caller's parameters replayed at their index + 2).
- * pgjdbc sends both statements before one Sync: one round trip; a refusal by the check makes the
- * server skip the statement. The check's row is read and hidden; what the caller gets (the return
- * value, results, update counts, warnings, the driver's own exceptions) is the statement's, as the
- * driver gives it for the call made.
+ * SELECT <schema>.check_one(?, ?); <the statement's SQL>} instead (for several tokens {@code
+ * check_tokens(?, ?)}), one multi-statement prepared statement (the resource and token, or the two
+ * arrays, at 1 and 2, the caller's parameters replayed at their index + 2). pgjdbc sends both
+ * statements before one Sync: one round trip; a refusal by the check makes the server skip the
+ * statement. The check's row is read and hidden; what the caller gets (the return value, results,
+ * update counts, warnings, the driver's own exceptions) is the statement's, as the driver gives it
+ * for the call made.
  *
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
  * records its parameters (index, setter, arguments) for the replay, and knows which of the two
