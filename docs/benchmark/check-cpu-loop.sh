@@ -2,7 +2,7 @@
 # The check's server CPU in a DO loop (ARCHITECTURE, "Where a fenced transaction's time goes").
 # usage: check-cpu-loop.sh DATABASE VARIANT [N]   (psql as a superuser of a LOCAL server, since the
 #        backend's CPU is read from /proc/<pid>/schedstat with pg_read_file)
-# VARIANT: empty | floor | token | tokens | written
+# VARIANT: empty | floor | token | tokens | one | written
 # The database is a migrated scratch database with a held lease on resource 'r' and a table
 #   public.floor_t(name text PRIMARY KEY, max_seen bigint) holding ('r', <its max_seen>).
 # Prints the backend's CPU and the wall time per transaction, in µs. Compare databases (before
@@ -15,6 +15,7 @@ case $v in
   floor)   body="PERFORM 1 FROM public.floor_t WHERE name = 'r' AND max_seen = tok FOR SHARE; $xid";;
   token)   body="PERFORM fencing.check_token('r', tok); $xid";;
   tokens)  body="PERFORM fencing.check_tokens('{r}', ARRAY[tok]); $xid";;
+  one)     body="PERFORM fencing.check_one('r', tok); $xid";;
   written) body="$xid PERFORM fencing.check_tokens_if_written('{r}', ARRAY[tok]);";;
   *) echo "unknown variant $v" >&2; exit 2;;
 esac

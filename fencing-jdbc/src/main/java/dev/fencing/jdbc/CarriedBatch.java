@@ -79,7 +79,7 @@ final class CarriedBatch implements CarriedCheck.Carrier {
 
   /** Always: pgjdbc may Sync in the middle of a batch, ending an implicit transaction there. */
   @Override
-  public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+  public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
     return true;
   }
 

@@ -3,7 +3,6 @@ package dev.fencing.jdbc;
 import java.io.InputStream;
 import java.io.Reader;
 import java.lang.reflect.Method;
-import java.sql.Array;
 import java.sql.Blob;
 import java.sql.Clob;
 import java.sql.Connection;
@@ -15,6 +14,7 @@ import java.sql.Statement;
 import java.util.Calendar;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.GT;
@@ -24,12 +24,13 @@ import org.postgresql.util.PSQLState;
 /**
  * Issue 13, no extra round trip: the check of a transaction's first write travels with the write.
  * For a {@code PreparedStatement} of one statement, the execution that needs the check runs {@code
- * SELECT <schema>.check_tokens(?, ?); <the statement's SQL>} instead, one multi-statement prepared
- * statement (the two arrays at 1 and 2, the caller's parameters replayed at their index + 2).
- * pgjdbc sends both statements before one Sync: one round trip; a refusal by the check makes the
- * server skip the statement. The check's row is read and hidden; what the caller gets (the return
- * value, results, update counts, warnings, the driver's own exceptions) is the statement's, as the
- * driver gives it for the call made.
+ * SELECT <schema>.check_one(?, ?); <the statement's SQL>} instead (for several tokens {@code
+ * check_tokens(?, ?)}), one multi-statement prepared statement (the resource and token, or the two
+ * arrays, at 1 and 2, the caller's parameters replayed at their index + 2). pgjdbc sends both
+ * statements before one Sync: one round trip; a refusal by the check makes the server skip the
+ * statement. The check's row is read and hidden; what the caller gets (the return value, results,
+ * update counts, warnings, the driver's own exceptions) is the statement's, as the driver gives it
+ * for the call made.
  *
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
  * records its parameters (index, setter, arguments) for the replay, and knows which of the two
@@ -61,11 +62,12 @@ final class CarriedCheck {
     @Nullable Carried call(CheckArguments check) throws SQLException;
 
     /**
-     * Whether this execution may run as more than one implicit transaction in autocommit under
-     * {@code mode}: a prepared statement's with {@code simple} (pgjdbc sends its statements as
-     * query messages of their own, each its own transaction).
+     * Whether this execution, carrying the check of {@code tokens} tokens, may run as more than one
+     * implicit transaction in autocommit under {@code mode}: a prepared statement's with {@code
+     * simple} (pgjdbc sends its statements as query messages of their own, each its own
+     * transaction).
      */
-    default boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+    default boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
       return mode == PreferQueryMode.SIMPLE;
     }
   }
@@ -86,7 +88,8 @@ final class CarriedCheck {
   private final Map<Integer, Param> params = new HashMap<>();
   private boolean replayable = true;
   private boolean stopped;
-  private @Nullable PreparedStatement combined;
+  // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once
+  private final Map<String, PreparedStatement> combined = new HashMap<>(2);
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
 
@@ -236,8 +239,7 @@ final class CarriedCheck {
    * Runs {@code name} (an execution {@link #canCarry} accepted) behind the check, in one round
    * trip. Null if nothing was sent (the caller then checks on its own and executes as usual).
    */
-  @Nullable Carried run(String name, String checkSql, Array resources, Array tokens)
-      throws SQLException {
+  @Nullable Carried run(String name, CheckArguments check) throws SQLException {
     if (raw.getFetchSize() != 0) {
       return null; // cursor fetching: the driver's own execution
     }
@@ -245,15 +247,15 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
-    PreparedStatement c = combined(checkSql);
+    PreparedStatement c = combined(check.sql());
     if (c == null) {
       return null;
     }
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
     c.clearParameters();
-    c.setArray(1, resources);
-    c.setArray(2, tokens);
+    c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
+    c.setObject(2, check.second());
     for (Map.Entry<Integer, Param> p : params.entrySet()) {
       Object[] args = p.getValue().args().clone();
       args[0] = p.getKey() + 2;
@@ -284,9 +286,9 @@ final class CarriedCheck {
     }
     Object advanced = null;
     // with generated keys, each statement's rows and then its count; the check's row the "keys"
-    try (ResultSet check = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
-      if (check != null && check.next()) {
-        advanced = check.getObject(1);
+    try (ResultSet checkRow = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
+      if (checkRow != null && checkRow.next()) {
+        advanced = checkRow.getObject(1);
       }
     }
     boolean isResultSet;
@@ -326,11 +328,11 @@ final class CarriedCheck {
   }
 
   /**
-   * The combined statement, prepared once (no round trip: pgjdbc parses it on the client); null if
-   * the statement is never carried.
+   * The combined statement of {@code checkSql}, prepared once (no round trip: pgjdbc parses it on
+   * the client); null if the statement is never carried.
    */
   private @Nullable PreparedStatement combined(String checkSql) throws SQLException {
-    PreparedStatement c = combined;
+    PreparedStatement c = combined.get(checkSql);
     if (c == null && !stopped) {
       String[] columns = keyColumns;
       String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
@@ -345,7 +347,7 @@ final class CarriedCheck {
         stopped = true;
         return null;
       }
-      combined = c;
+      combined.put(checkSql, c);
     }
     return c;
   }
@@ -355,20 +357,22 @@ final class CarriedCheck {
    * statement one implicit transaction in autocommit only with the extended protocol and no Sync
    * possible between them ({@link SyncSplit}).
    */
-  Carrier carrier(String name, String checkSql) {
+  Carrier carrier(String name, IntFunction<String> checkSql) {
     return new Carrier() {
       @Override
       public @Nullable Carried call(CheckArguments check) throws SQLException {
-        return run(name, check.sql(), check.resources(), check.tokens());
+        return run(name, check);
       }
 
       @Override
-      public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+      public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
         if (mode == PreferQueryMode.SIMPLE) {
           return true;
         }
         try {
-          PreparedStatement c = combined(checkSql);
+          // the combined statement this execution will use: in autocommit every bound token is
+          // checked (the transaction is new), so the check's form follows their number
+          PreparedStatement c = combined(checkSql.apply(tokens));
           return c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c));
         } catch (SQLException e) {
           return true;
@@ -382,10 +386,10 @@ final class CarriedCheck {
    * execution none, as the driver's (its empty result set).
    */
   ResultSet generatedKeys() throws SQLException {
-    PreparedStatement c = combined;
-    if (keyColumns == null || c == null || current != c) {
+    if (keyColumns == null || current == raw) {
       return raw.getGeneratedKeys();
     }
+    PreparedStatement c = (PreparedStatement) current;
     ResultSet k = keys;
     return k != null ? k : c.getGeneratedKeys();
   }
@@ -409,14 +413,26 @@ final class CarriedCheck {
   }
 
   void close() throws SQLException {
-    if (combined != null) {
-      combined.close();
+    SQLException failed = null;
+    for (PreparedStatement c : combined.values()) {
+      try {
+        c.close();
+      } catch (SQLException e) {
+        if (failed == null) {
+          failed = e;
+        } else {
+          failed.addSuppressed(e);
+        }
+      }
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 
   void cancel() throws SQLException {
-    if (combined != null) {
-      combined.cancel();
+    for (PreparedStatement c : combined.values()) {
+      c.cancel(); // the driver's cancel of an idle statement does nothing
     }
   }
 

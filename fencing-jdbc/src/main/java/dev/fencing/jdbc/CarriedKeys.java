@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.BaseStatement;
@@ -32,13 +33,30 @@ final class CarriedKeys {
     if (!s.isWrapperFor(BaseStatement.class)) {
       return null;
     }
-    try {
-      Field f = s.unwrap(BaseStatement.class).getClass().getField("wantsGeneratedKeysAlways");
-      return f.getType() == boolean.class ? f : null;
-    } catch (NoSuchFieldException | SecurityException e) {
-      return null;
-    }
+    return WANTS_KEYS.get(s.unwrap(BaseStatement.class).getClass()).orElse(null);
   }
+
+  /** {@code wantsGeneratedKeysAlways} of each statement class, looked up once per class. */
+  private static final ClassValue<Optional<Field>> WANTS_KEYS =
+      new ClassValue<>() {
+        @Override
+        protected Optional<Field> computeValue(Class<?> type) {
+          try {
+            Field f = type.getField("wantsGeneratedKeysAlways");
+            return f.getType() == boolean.class ? Optional.of(f) : Optional.empty();
+          } catch (NoSuchFieldException | SecurityException e) {
+            return Optional.empty();
+          }
+        }
+      };
+
+  /**
+   * pgjdbc's {@code RETURNING} clause per (settings, columns, SQL text) ({@link #clause}): parsed
+   * once per distinct key, as applications prepare the same inserts in every transaction.
+   */
+  private static final TextMemo<String> CLAUSES =
+      new TextMemo<>(
+          CarriedKeys::clause, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
 
   /**
    * The columns a {@code prepareStatement(args)} asks pgjdbc to return, or null if it asks none or
@@ -78,20 +96,8 @@ final class CarriedKeys {
     BaseConnection base = connection.unwrap(BaseConnection.class);
     boolean scs = base.getStandardConformingStrings();
     boolean quote = base.getQueryExecutor().getQuoteReturningIdentifiers();
-    // as pgjdbc prepares it (CachedQueryCreateAction): escapes processed, then parsed and split
-    String processed = Parser.replaceProcessing(sql, true, scs);
-    List<NativeQuery> with = Parser.parseJdbcSql(processed, scs, true, true, false, quote, columns);
-    List<NativeQuery> without = Parser.parseJdbcSql(processed, scs, true, true, false, quote);
-    if (with.size() != 1 || without.size() != 1) {
-      return null;
-    }
-    String appended = with.get(0).nativeSql;
-    String plain = without.get(0).nativeSql;
-    if (appended.length() <= plain.length() || !appended.startsWith(plain)) {
-      return null; // pgjdbc appends nothing
-    }
-    String clause = appended.substring(plain.length());
-    if (!clause.startsWith("\nRETURNING ") || unsafe(clause)) {
+    String clause = CLAUSES.get(key(scs, quote, columns, sql));
+    if (clause.isEmpty()) {
       return null;
     }
     int end = sql.length();
@@ -99,6 +105,55 @@ final class CarriedKeys {
       end--;
     }
     return sql.substring(0, end) + clause;
+  }
+
+  /**
+   * The key of {@link #CLAUSES}: the two settings, the number of columns, each column and the SQL,
+   * separated by NUL (which neither a column name nor SQL text pgjdbc sends can hold).
+   */
+  static String key(boolean scs, boolean quote, String[] columns, String sql) {
+    StringBuilder key = new StringBuilder(sql.length() + 16);
+    key.append(scs ? '1' : '0').append(quote ? '1' : '0').append(columns.length).append('\0');
+    for (String column : columns) {
+      key.append(column).append('\0');
+    }
+    return key.append(sql).toString();
+  }
+
+  /**
+   * pgjdbc's {@code RETURNING} clause for the SQL, columns and settings of {@code key} ({@link
+   * #key}), or "" if pgjdbc appends none (or one the combined query could read differently).
+   */
+  private static String clause(String key) {
+    boolean scs = key.charAt(0) == '1';
+    boolean quote = key.charAt(1) == '1';
+    int at = key.indexOf('\0');
+    String[] columns = new String[Integer.parseInt(key.substring(2, at))];
+    for (int i = 0; i < columns.length; i++) {
+      int next = key.indexOf('\0', at + 1);
+      columns[i] = key.substring(at + 1, next);
+      at = next;
+    }
+    String sql = key.substring(at + 1);
+    // as pgjdbc prepares it (CachedQueryCreateAction): escapes processed, then parsed and split
+    try {
+      String processed = Parser.replaceProcessing(sql, true, scs);
+      List<NativeQuery> with =
+          Parser.parseJdbcSql(processed, scs, true, true, false, quote, columns);
+      List<NativeQuery> without = Parser.parseJdbcSql(processed, scs, true, true, false, quote);
+      if (with.size() != 1 || without.size() != 1) {
+        return "";
+      }
+      String appended = with.get(0).nativeSql;
+      String plain = without.get(0).nativeSql;
+      if (appended.length() <= plain.length() || !appended.startsWith(plain)) {
+        return ""; // pgjdbc appends nothing
+      }
+      String clause = appended.substring(plain.length());
+      return clause.startsWith("\nRETURNING ") && !unsafe(clause) ? clause : "";
+    } catch (SQLException e) {
+      return ""; // pgjdbc refuses the text: its own execution says so
+    }
   }
 
   /**

@@ -60,7 +60,7 @@ final class CarriedStatement implements CarriedCheck.Carrier {
    * described under {@code extendedCacheEverything}).
    */
   @Override
-  public boolean manyTransactionsInAutocommit(PreferQueryMode mode) {
+  public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
     if (mode.compareTo(PreferQueryMode.EXTENDED) < 0) {
       return false;
     }

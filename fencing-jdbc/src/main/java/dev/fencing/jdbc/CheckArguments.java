@@ -8,10 +8,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The check an execution carries (issue 13), in the two forms a carrier may send: {@code SELECT
- * <schema>.check_tokens(?, ?)} with its two arrays bound ({@link #sql}, {@link #resources}, {@link
- * #tokens}: a {@code PreparedStatement}'s carry), or the same call with literal arguments ({@link
- * #literal}: a plain {@code Statement}'s or a batch's, which bind no parameters). The arrays and
- * the literal are made only when asked for.
+ * <schema>.check_one(?, ?)} for one token, else {@code SELECT <schema>.check_tokens(?, ?)}, with
+ * its two arguments bound ({@link #sql}, {@link #first}, {@link #second}: a {@code
+ * PreparedStatement}'s carry), or the same call with literal arguments ({@link #literal}: a plain
+ * {@code Statement}'s or a batch's, which bind no parameters). The arrays and the literal are made
+ * only when asked for.
  */
 final class CheckArguments {
   private final Connection connection;
@@ -29,12 +30,25 @@ final class CheckArguments {
     this.bindings = bindings;
   }
 
-  /** {@code SELECT <schema>.check_tokens(?, ?)}: bind {@link #resources} and {@link #tokens}. */
+  /**
+   * {@code SELECT <schema>.check_one(?, ?)} or {@code check_tokens(?, ?)}: bind {@link #first} and
+   * {@link #second}.
+   */
   String sql() {
     return sql;
   }
 
-  Array resources() throws SQLException {
+  /** The check's first argument: the resource ({@code check_one}) or an array of them. */
+  Object first() throws SQLException {
+    return bindings.size() == 1 ? bindings.get(0).token().resource() : resources();
+  }
+
+  /** The check's second argument: the token ({@code check_one}) or an array of them. */
+  Object second() throws SQLException {
+    return bindings.size() == 1 ? (Object) bindings.get(0).token().value() : tokens();
+  }
+
+  private Array resources() throws SQLException {
     Array a = resources;
     if (a == null) {
       String[] names = new String[bindings.size()];
@@ -47,7 +61,7 @@ final class CheckArguments {
     return a;
   }
 
-  Array tokens() throws SQLException {
+  private Array tokens() throws SQLException {
     Array a = tokens;
     if (a == null) {
       Long[] values = new Long[bindings.size()];

@@ -4,8 +4,9 @@ import java.util.List;
 
 /**
  * The check with literal arguments, for an execution that binds no parameters (a plain {@code
- * Statement}, a batch): {@code SELECT <schema>.check_tokens(ARRAY[E'<resource>', ...]::text[],
- * ARRAY[<token>, ...]::bigint[])}.
+ * Statement}, a batch): {@code SELECT <schema>.check_one(E'<resource>', <token>)} for one token,
+ * else {@code SELECT <schema>.check_tokens(ARRAY[E'<resource>', ...]::text[], ARRAY[<token>,
+ * ...]::bigint[])}.
  *
  * <p>Injection-proof whatever the server's settings: each resource name is an escape string
  * constant ({@code E'...'}), which PostgreSQL reads the same whatever {@code
@@ -21,6 +22,12 @@ final class CheckLiteral {
 
   static String sql(String schema, List<FencingContext.Binding> bindings) {
     StringBuilder b = new StringBuilder(64 + 32 * bindings.size());
+    if (bindings.size() == 1) {
+      FencingToken token = bindings.get(0).token();
+      b.append("SELECT ").append(schema).append(".check_one(");
+      quote(b, token.resource());
+      return b.append(", ").append(token.value()).append("::bigint)").toString();
+    }
     b.append("SELECT ").append(schema).append(".check_tokens(ARRAY[");
     for (int i = 0; i < bindings.size(); i++) {
       if (i > 0) {

@@ -137,9 +137,12 @@ final class FencedConnection implements InvocationHandler {
     return checker.guards();
   }
 
-  /** The check a prepared statement carries, {@code SELECT <schema>.check_tokens(?, ?)}. */
-  String checkSql() {
-    return checker.checkSql();
+  /**
+   * The check a prepared statement carries for {@code tokens} tokens: {@code SELECT
+   * <schema>.check_one(?, ?)} for one, else {@code check_tokens(?, ?)}.
+   */
+  String checkSql(int tokens) {
+    return checker.checkSql(tokens);
   }
 
   /** The tokens this connection checks: those bound for its database's resources. */
@@ -216,7 +219,7 @@ final class FencedConnection implements InvocationHandler {
       tx.beforeRun(context, kind);
       return run(call, kind);
     }
-    if (carrier != null && tx.oneImplicitTransaction(carrier)) {
+    if (carrier != null && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;

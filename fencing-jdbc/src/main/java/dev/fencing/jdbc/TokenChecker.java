@@ -36,6 +36,15 @@ final class TokenChecker {
           "SELECT " + schema + "." + function + "(?, ?)" + after,
           "SELECT " + schema + "." + function + "(ARRAY[?]::text[], ARRAY[?]::bigint[])" + after);
     }
+
+    /**
+     * {@code check_tokens}, and for one token {@code check_one} (V21): the same decision and result
+     * with plain arguments, no arrays for the server to parse and take apart.
+     */
+    static Call check(String schema) {
+      return new Call(
+          "SELECT " + schema + ".check_tokens(?, ?)", "SELECT " + schema + ".check_one(?, ?)");
+    }
   }
 
   private final Predicate<String> placed;
@@ -52,7 +61,7 @@ final class TokenChecker {
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
     this.schema = schema;
-    this.checkSql = Call.of(schema, "check_tokens", "");
+    this.checkSql = Call.check(schema);
     this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
     // one round trip: pgjdbc sends both statements before a single Sync
     this.checkAndCommitSql = Call.of(schema, "check_tokens_if_written", "; COMMIT");
@@ -111,10 +120,11 @@ final class TokenChecker {
   }
 
   /**
-   * The check, {@code SELECT <schema>.check_tokens(?, ?)}: its arguments are {@link #arguments}.
+   * The check of {@code tokens} tokens: {@code SELECT <schema>.check_one(?, ?)} for one, else
+   * {@code SELECT <schema>.check_tokens(?, ?)}; its arguments are {@link #arguments}.
    */
-  String checkSql() {
-    return checkSql.many();
+  String checkSql(int tokens) {
+    return tokens == 1 ? checkSql.one() : checkSql.many();
   }
 
   /**
@@ -125,7 +135,7 @@ final class TokenChecker {
   CheckArguments arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    return new CheckArguments(connection, checkSql.many(), schema, bindings);
+    return new CheckArguments(connection, checkSql(bindings.size()), schema, bindings);
   }
 
   /**
@@ -140,7 +150,8 @@ final class TokenChecker {
         bindings.size() == 1
             && server != null
             && server.getWhere() != null
-            && server.getWhere().contains(".check_tokens(");
+            && (server.getWhere().contains(".check_one(")
+                || server.getWhere().contains(".check_tokens("));
     FencingRefusedException refusal =
         FencingExceptions.translate(
             e,

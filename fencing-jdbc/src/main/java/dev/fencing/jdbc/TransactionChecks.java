@@ -123,9 +123,9 @@ final class TransactionChecks {
    * transaction block open, and one Sync (or one query message) for all its statements ({@link
    * CarriedCheck.Carrier#manyTransactionsInAutocommit}).
    */
-  boolean oneImplicitTransaction(CarriedCheck.Carrier carrier) throws SQLException {
+  boolean oneImplicitTransaction(CarriedCheck.Carrier carrier, int tokens) throws SQLException {
     BaseConnection driver = driver();
-    return !carrier.manyTransactionsInAutocommit(driver.getPreferQueryMode())
+    return !carrier.manyTransactionsInAutocommit(driver.getPreferQueryMode(), tokens)
         && driver.getTransactionState() == TransactionState.IDLE;
   }
 

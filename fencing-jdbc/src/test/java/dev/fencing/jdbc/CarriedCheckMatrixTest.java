@@ -264,7 +264,7 @@ class CarriedCheckMatrixTest {
             .extracting(e -> ((SQLException) e).getSQLState())
             .isEqualTo("ZF001");
         List<String> sent = trips.sent();
-        int check = indexOf(sent, "check_tokens(ARRAY[E'" + zombie + "']");
+        int check = indexOf(sent, "check_one(E'" + zombie + "'");
         assertThat(check)
             .as("%s: the literal check sent: %s", write.getKey(), sent)
             .isNotNegative();

@@ -265,10 +265,10 @@ class CarriedCheckTest {
       List<String> sent = trips.sent();
       int write = indexOf(sent, "INSERT INTO hist (aid, delta) VALUES ($1, -5)");
       assertThat(write).as("the write was sent with the check: %s", sent).isPositive();
-      assertThat(indexOf(sent.subList(0, write), "check_tokens("))
+      assertThat(indexOf(sent.subList(0, write), "check_one("))
           .as("the check before it, in the same round trip: %s", sent)
           .isNotNegative();
-      assertThat(sent.subList(indexOf(sent, "check_tokens("), write)).doesNotContain(" FE=> Sync");
+      assertThat(sent.subList(indexOf(sent, "check_one("), write)).doesNotContain(" FE=> Sync");
       assertThat(zombie.getAutoCommit()).isFalse();
       zombie.commit();
     }
@@ -327,7 +327,7 @@ class CarriedCheckTest {
                   throw new IllegalStateException(e);
                 }
               });
-      FencingTestSupport.awaitWaitingOnLock(plain, "check_tokens", 1);
+      FencingTestSupport.awaitWaitingOnLock(plain, "check_one", 1);
       assertThat(holderDone).isNotDone();
       zombie.commit();
     }
@@ -426,7 +426,7 @@ class CarriedCheckTest {
                 });
       }
       List<String> sent = trips.sent();
-      int check = indexOf(sent, "check_tokens(ARRAY[E'" + resource + "']");
+      int check = indexOf(sent, "check_one(E'" + resource + "'");
       int written = indexOf(sent, "INSERT INTO hist (aid, delta) VALUES (");
       assertThat(check).as("the literal check sent: %s", sent).isNotNegative();
       assertThat(written).as("the write sent with it: %s", sent).isGreaterThan(check);

@@ -137,7 +137,7 @@ class ExternalTokenHandoverTest {
       insert(zombie, block); // checked: token 10 = max_seen
 
       Future<Void> newHolder = writeAsync(iso, next, block + 1);
-      awaitWaitingOnLock(plain, "check_tokens", 1);
+      awaitWaitingOnLock(plain, "check_one", 1);
       assertThat(newHolder).isNotDone();
       assertThat(maxSeen(plain, res)).isEqualTo(10);
 
@@ -180,7 +180,7 @@ class ExternalTokenHandoverTest {
         Connection zombie = writer(iso)) {
       insert(zombie, block); // advances 5 -> 10, uncommitted
       newHolder = writeAsync(iso, next, block + 1);
-      awaitWaitingOnLock(plain, "check_tokens", 1);
+      awaitWaitingOnLock(plain, "check_one", 1);
       assertThat(newHolder).isNotDone();
       zombie.commit();
     }
@@ -219,12 +219,12 @@ class ExternalTokenHandoverTest {
         Connection second = writer(iso)) {
       insert(first, block);
       Future<Void> newHolder = writeAsync(iso, next, block + 1);
-      awaitWaitingOnLock(plain, "check_tokens", 1);
+      awaitWaitingOnLock(plain, "check_one", 1);
 
       insert(second, block + 2); // passes its check although the new holder is waiting
       first.commit();
       assertThat(newHolder).isNotDone();
-      assertThat(waitingOnLock(plain, "check_tokens")).as("still waiting").isOne();
+      assertThat(waitingOnLock(plain, "check_one")).as("still waiting").isOne();
       second.commit();
       assertThat(present(plain, block + 2)).isTrue();
 
@@ -255,7 +255,7 @@ class ExternalTokenHandoverTest {
                 fenced.fence(next);
                 return null;
               });
-      awaitWaitingOnLock(plain, "check_tokens", 1);
+      awaitWaitingOnLock(plain, "check_one", 1);
       assertThat(fencing).isNotDone();
       zombie.commit();
       assertThat((Throwable) failure(fencing)).isNull();

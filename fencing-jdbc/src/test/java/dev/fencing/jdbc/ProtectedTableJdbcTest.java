@@ -109,15 +109,15 @@ class ProtectedTableJdbcTest {
         exec(c, "INSERT INTO item VALUES (?, 'many')", base + i);
       }
       exec(c, "UPDATE item SET note = 'many!' WHERE id >= ?", base);
-      // the one check, and no fence() from the triggers (V15: check_tokens decides a one-token
-      // check itself; before it, check_tokens called fence() once)
+      // the one check, and no fence() from the triggers (V15: the check decides a one-token check
+      // itself; before it, check_tokens called fence() once; V21: check_one, one token's check)
       Object calls =
           FencingTestSupport.query(
               c,
               "SELECT string_agg(funcname || ' ' || calls, ', ' ORDER BY funcname)"
                   + " FROM pg_stat_xact_user_functions WHERE schemaname = 'fencing'"
-                  + " AND funcname IN ('fence', 'check_token', 'check_tokens')");
-      assertThat(calls).isEqualTo("check_tokens 1");
+                  + " AND funcname IN ('fence', 'check_token', 'check_tokens', 'check_one')");
+      assertThat(calls).isEqualTo("check_one 1");
       c.commit();
     }
   }

@@ -79,7 +79,7 @@ class IdentityRoundTripsTest {
           .as("round trips, fenced %s against unfenced %s", sent, sentUnfenced)
           .isEqualTo(unfenced);
       // the check went with the first insert, before the same Sync, with pgjdbc's RETURNING
-      int check = indexOf(sent, "check_tokens(", 0);
+      int check = indexOf(sent, "check_one(", 0);
       int insert = indexOf(sent, "insert into identity_entry", check);
       assertThat(check).as("the check sent: %s", sent).isNotNegative();
       assertThat(insert).as("the insert after the check: %s", sent).isPositive();

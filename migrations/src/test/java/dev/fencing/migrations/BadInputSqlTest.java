@@ -148,6 +148,38 @@ class BadInputSqlTest {
             "ZF001",
             "stale fencing token",
             "\"reason\": \"stale_token\""),
+        refusal(
+            "B121",
+            "check_one: token 0",
+            "SELECT fencing.check_one(?, ?)",
+            args(KNOWN, 0L),
+            "ZF006",
+            positive + "0",
+            "\"token\": 0"),
+        refusal(
+            "B122",
+            "check_one: NULL token",
+            "SELECT fencing.check_one(?, ?::bigint)",
+            args(KNOWN, null),
+            "ZF002",
+            "missing fencing token for resource \"" + KNOWN + "\"",
+            "\"token\": null"),
+        refusal(
+            "B123",
+            "check_one: Long.MAX_VALUE, never issued",
+            "SELECT fencing.check_one(?, ?)",
+            args(KNOWN, Long.MAX_VALUE),
+            "ZF003",
+            "fencing token " + Long.MAX_VALUE + " for resource \"" + KNOWN + "\" was never issued",
+            "\"reason\": \"never_issued\""),
+        refusal(
+            "B124",
+            "check_one: empty resource",
+            "SELECT fencing.check_one(?, 1)",
+            args(""),
+            "ZF004",
+            "resource name is empty",
+            "\"resource\": \"\""),
         // --- resource names ---
         refusal(
             "B46",

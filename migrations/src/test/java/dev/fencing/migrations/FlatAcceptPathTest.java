@@ -26,10 +26,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * level keeps the full path and its row lock.
  */
 class FlatAcceptPathTest extends InterleavingTestBase {
-  /** The three API functions with a one-resource fast path, as the application calls them. */
+  /**
+   * The API functions with a one-resource fast path, as the application calls them (check_one: V21,
+   * what fencing-jdbc carries for one token).
+   */
   private static final List<String> CALLS =
       List.of(
           "SELECT fencing.check_token(?, ?)",
+          "SELECT fencing.check_one(?, ?)",
           "SELECT fencing.check_tokens(ARRAY[?]::text[], ARRAY[?]::bigint[])",
           "SELECT fencing.check_tokens_if_written(ARRAY[?]::text[], ARRAY[?]::bigint[])");
 
@@ -43,7 +47,7 @@ class FlatAcceptPathTest extends InterleavingTestBase {
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {0, 1, 2})
+  @ValueSource(ints = {0, 1, 2, 3})
   void theCommonCheckIsOneFlatCallHoldingTheAdvisoryShareLock(int call) throws SQLException {
     String sql = CALLS.get(call);
     String function = sql.substring("SELECT fencing.".length(), sql.indexOf('('));
@@ -162,6 +166,39 @@ class FlatAcceptPathTest extends InterleavingTestBase {
       }
       assertThat(Fence.maxSeen(writer.c(), res)).isEqualTo(t2);
       writer.c().rollback();
+    }
+  }
+
+  /**
+   * V21: check_one returns what check_tokens returns for the same one resource (how many it
+   * advanced), and refuses what it refuses, at every isolation level.
+   */
+  @ParameterizedTest
+  @EnumSource(Isolation.class)
+  void checkOneAnswersAsCheckTokensForOneResource(Isolation isolation) throws SQLException {
+    String one = "SELECT fencing.check_one(?, ?)";
+    String tokens = "SELECT fencing.check_tokens(ARRAY[?]::text[], ARRAY[?]::bigint[])";
+    String ext = "flat/one/" + isolation.tag();
+    try (Session writer = Interleaving.writer(db, isolation);
+        Session admin = Interleaving.session(db)) {
+      FenceSql.run(admin.c(), "SELECT fencing.create_resource(?, true)", ext + "/a");
+      FenceSql.run(admin.c(), "SELECT fencing.create_resource(?, true)", ext + "/b");
+      long local = Fence.acquire(admin.c(), ext + "/local", "holder", LEASE);
+      for (String[] r : new String[][] {{one, ext + "/a"}, {tokens, ext + "/b"}}) {
+        begin(writer, isolation);
+        assertThat(FenceSql.longValue(writer.c(), r[0], r[1], 5L)).as("advances").isOne();
+        writer.c().commit();
+        begin(writer, isolation);
+        assertThat(FenceSql.longValue(writer.c(), r[0], r[1], 5L)).as("current").isZero();
+        assertThat(FenceSql.longValue(writer.c(), r[0], ext + "/local", local))
+            .as("a lease's token")
+            .isZero();
+        writer.c().commit();
+        begin(writer, isolation);
+        Fence.assertFails(Fence.STALE, () -> FenceSql.run(writer.c(), r[0], r[1], 4L));
+        writer.c().rollback();
+        assertThat(Fence.maxSeen(admin.c(), r[1])).isEqualTo(5L);
+      }
     }
   }
 

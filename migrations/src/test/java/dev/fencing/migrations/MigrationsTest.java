@@ -58,6 +58,7 @@ class MigrationsTest {
           "check_token(text,bigint)",
           "check_tokens(text[],bigint[])",
           "check_tokens_if_written(text[],bigint[])",
+          "check_one(text,bigint)",
           "try_acquire(text,text,interval,interval)",
           "renew(text,bigint,interval)",
           "release(text,bigint)",
@@ -168,7 +169,8 @@ class MigrationsTest {
               "15 flat accept path true",
               "16 issuance without epoch row lock true",
               "19 lean accept path true",
-              "20 lease at the floor true");
+              "20 lease at the floor true",
+              "21 check one true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema

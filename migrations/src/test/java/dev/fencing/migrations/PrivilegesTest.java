@@ -34,6 +34,7 @@ class PrivilegesTest {
   private static final List<String> API =
       List.of(
           "fencing.carry(text,bigint)",
+          "fencing.check_one(text,bigint)",
           "fencing.check_token(text,bigint)",
           "fencing.check_tokens(text[],bigint[])",
           "fencing.check_tokens_if_written(text[],bigint[])",
@@ -99,6 +100,9 @@ class PrivilegesTest {
                   r,
                   token))
           .as("resources advanced by check_tokens with the current token")
+          .isZero();
+      assertThat(FenceSql.longValue(app, "SELECT fencing.check_one(?, ?)", r, token))
+          .as("resources advanced by check_one with the current token")
           .isZero();
       Fence.renew(app, r, token, TTL);
       FenceSql.Status status = FenceSql.status(app, r);

@@ -1,0 +1,199 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.exec;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A measurement tool, not part of the test suite (its name matches no surefire include; run it by
+ * name): the server and client cost of one single-row UPDATE transaction, unfenced, through {@link
+ * FencedDataSource}, and in the shapes a carried check can take, sent by hand on the driver's
+ * connection. With {@code -Dprobe.cg=<map file>} it only runs the transactions, one backend per
+ * variant, and writes "pid variant n" lines for {@code docs/benchmark/carry-cpu-callgrind.sh},
+ * which counts the backends' instructions under callgrind; without it, it prints the backend's CPU
+ * ({@code /proc/<pid>/schedstat}, a local server) and the thread's CPU per transaction, median of
+ * alternating rounds. It asserts only that every transaction wrote its row.
+ */
+class CarryCpuProbe {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  /** One transaction on {@code c} (autocommit off), the {@code i}-th of its run. */
+  private interface Tx {
+    void run(Connection c, int i) throws SQLException;
+  }
+
+  private static final String UPDATE = "UPDATE acct SET v = v + ? WHERE id = ?";
+  private static final int ROWS = 1000;
+  private static String resource = "probe";
+  private static long token;
+
+  private static void update(Connection c, int i) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(UPDATE)) {
+      ps.setInt(1, 1);
+      ps.setInt(2, 1 + i % ROWS);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+    c.commit();
+  }
+
+  /** {@code check;UPDATE} as one prepared statement, as CarriedCheck sends it. */
+  private static Tx carried(String check, boolean arrays) {
+    String sql = check + ";" + UPDATE;
+    return (c, i) -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        if (arrays) {
+          ps.setArray(1, c.createArrayOf("text", new String[] {resource}));
+          ps.setArray(2, c.createArrayOf("bigint", new Long[] {token}));
+        } else {
+          ps.setString(1, resource);
+          ps.setLong(2, token);
+        }
+        ps.setInt(3, 1);
+        ps.setInt(4, 1 + i % ROWS);
+        ps.setMaxRows(1); // as CarriedCheck for executeUpdate
+        ps.execute();
+        try (ResultSet rs = ps.getResultSet()) {
+          rs.next();
+        }
+        assertThat(ps.getMoreResults()).isFalse();
+        assertThat(ps.getUpdateCount()).isOne();
+      }
+      c.commit();
+    };
+  }
+
+  /** The check in a round trip of its own, then the UPDATE. */
+  private static Tx separate(String check) {
+    return (c, i) -> {
+      try (PreparedStatement ps = c.prepareStatement(check)) {
+        ps.setString(1, resource);
+        ps.setLong(2, token);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+        }
+      }
+      update(c, i);
+    };
+  }
+
+  @Test
+  void probe() throws Exception {
+    FencingTestSupport.migrate(db);
+    DataSource plain = db.dataSource();
+    exec(plain, "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)");
+    exec(plain, "INSERT INTO acct SELECT g, 0 FROM generate_series(1, " + ROWS + ") g");
+    try (LeaseClient client = LeaseClient.builder(plain).holder("probe").build()) {
+      Lease lease = client.tryAcquire(resource, Duration.ofMinutes(30)).orElseThrow();
+      token = lease.token().value();
+      FencedDataSource fenced = FencedDataSource.wrap(plain);
+      Map<String, Tx> all = new LinkedHashMap<>();
+      all.put("unfenced", CarryCpuProbe::update);
+      all.put("fenced", CarryCpuProbe::update);
+      all.put("carried-arrays", carried("SELECT fencing.check_tokens(?, ?)", true));
+      all.put("carried-one", carried("SELECT fencing.check_one(?, ?)", false));
+      all.put("separate-one", separate("SELECT fencing.check_one(?, ?)"));
+      all.put("carried-noop", carried("SELECT length(?) + ?", false));
+      String only = System.getProperty("probe.variants", "");
+      if (!only.isEmpty()) {
+        all.keySet().retainAll(Arrays.asList(only.split(",")));
+      }
+      int n = Integer.getInteger("probe.n", 3000);
+      String map = System.getProperty("probe.cg", "");
+      try (FencingScope scope = Fencing.bind(lease)) {
+        if (!map.isEmpty()) {
+          StringBuilder lines = new StringBuilder();
+          for (Map.Entry<String, Tx> v : all.entrySet()) {
+            exec(plain, "VACUUM acct"); // every variant starts from the same table
+            try (Connection c = (v.getKey().equals("fenced") ? fenced : plain).getConnection()) {
+              c.setAutoCommit(false);
+              int pid = pid(c);
+              for (int i = 0; i < 100 + n; i++) {
+                v.getValue().run(c, i);
+              }
+              lines.append(pid).append(' ').append(v.getKey()).append(' ').append(n).append('\n');
+            }
+          }
+          Files.writeString(Path.of(map), lines.toString());
+        } else {
+          System.out.print(cpu(all, plain, fenced, n, Integer.getInteger("probe.rounds", 6)));
+        }
+      }
+    }
+  }
+
+  private static String cpu(Map<String, Tx> all, DataSource plain, DataSource fenced, int n, int r)
+      throws Exception {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    Map<String, List<double[]>> results = new LinkedHashMap<>();
+    for (int round = -1; round < r; round++) {
+      for (Map.Entry<String, Tx> v : all.entrySet()) {
+        try (Connection c = (v.getKey().equals("fenced") ? fenced : plain).getConnection()) {
+          c.setAutoCommit(false);
+          int pid = pid(c);
+          try (Statement s = c.createStatement()) {
+            s.execute("SET synchronous_commit = off");
+          }
+          c.commit();
+          for (int i = 0; i < 300; i++) {
+            v.getValue().run(c, i);
+          }
+          long b0 = backendCpu(pid);
+          long c0 = threads.getCurrentThreadCpuTime();
+          for (int i = 0; i < n; i++) {
+            v.getValue().run(c, i);
+          }
+          long b1 = backendCpu(pid);
+          long c1 = threads.getCurrentThreadCpuTime();
+          if (round >= 0) {
+            results
+                .computeIfAbsent(v.getKey(), k -> new ArrayList<>())
+                .add(new double[] {(b1 - b0) / 1000.0 / n, (c1 - c0) / 1000.0 / n});
+          }
+        }
+      }
+    }
+    StringBuilder out = new StringBuilder("variant: backend µs / client thread µs (medians)\n");
+    results.forEach(
+        (k, v) ->
+            out.append(String.format("%-16s %6.1f / %6.1f%n", k, median(v, 0), median(v, 1))));
+    return out.toString();
+  }
+
+  private static long backendCpu(int pid) throws Exception {
+    return Long.parseLong(Files.readString(Path.of("/proc/" + pid + "/schedstat")).split(" ")[0]);
+  }
+
+  private static int pid(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      int pid = rs.getInt(1);
+      c.commit();
+      return pid;
+    }
+  }
+
+  private static double median(List<double[]> rounds, int k) {
+    double[] a = rounds.stream().mapToDouble(x -> x[k]).sorted().toArray();
+    return a[a.length / 2];
+  }
+}
