@@ -49,7 +49,8 @@ class MigrationsTest {
           "token_seq",
           "protected_table",
           "marker_secret",
-          "cluster_epoch");
+          "cluster_epoch",
+          "protection_change");
   private static final List<String> FUNCTIONS =
       List.of(
           "issue_token(bigint)",
@@ -166,7 +167,8 @@ class MigrationsTest {
               "13 protected tables at the floor true",
               "14 issuance without replanning true",
               "15 flat accept path true",
-              "16 issuance without epoch row lock true");
+              "16 issuance without epoch row lock true",
+              "17 has protected clears true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
