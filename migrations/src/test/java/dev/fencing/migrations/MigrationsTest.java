@@ -70,6 +70,7 @@ class MigrationsTest {
           "carry(text,bigint)",
           "protect(regclass,text)",
           "protect_rows(regclass,text,text)",
+          "protect_rows_per_row(regclass,text,text)",
           "unprotect(regclass)");
 
   // ---------------------------------------------------------------------------------------------
@@ -168,7 +169,8 @@ class MigrationsTest {
               "14 issuance without replanning true",
               "15 flat accept path true",
               "16 issuance without epoch row lock true",
-              "17 has protected clears true");
+              "17 has protected clears true",
+              "18 protect rows per row true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema

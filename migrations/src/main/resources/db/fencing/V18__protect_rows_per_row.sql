@@ -1,0 +1,150 @@
+-- protect_rows_per_row(table, column, prefix): per-row resources checked by one row trigger,
+-- for tables written by one-row statements (issue 14). V13's form (protect_rows) decides once per
+-- statement: cheap per row in bulk (about 1 µs), but a one-row statement pays a WHEN condition
+-- prepared per statement, a statement trigger reading its transition table, a lookup of the
+-- resource and the owner-only secret, and a SHA-256 (about 20 µs per one-row INSERT, 28 per
+-- UPDATE, against 2 and 4 unprotected). This form has no statement trigger and no WHEN:
+--
+--   fencing_protect   BEFORE INSERT OR UPDATE OR DELETE ... FOR EACH ROW
+--                     EXECUTE FUNCTION enforce_row_keyed(column, prefix)
+--   fencing_protect_truncate   BEFORE TRUNCATE: refused, as for protect_rows.
+--
+-- For each row's resource (an UPDATE that moves the row: both), the trigger looks for this
+-- transaction's tag of the resource in the transaction-local setting fencing.row_tags
+-- (",<resource>:<tag>,"), tag = left(sha256(key1:key2:xid:resource), 32 hex). Found: the row
+-- passes. Otherwise V3's full decision (a marker of a passed check with a valid MAC, else a carried
+-- token checked by fence() now, else ZF002; ZF004 for an unknown or null resource), and only then
+-- the tag is appended. So a resource pays the full decision once per transaction, and every row
+-- after it one SECURITY DEFINER call, the row as jsonb, and one SHA-256 (no table access).
+--
+-- The key: two sequences owned by the owner role, with no privilege for anyone else. A session's
+-- first full decision sets both to random values (setval); currval then returns them in this
+-- session only (another session's setval does not change this session's currval). The
+-- application role cannot call currval, setval, nextval or pg_sequence_last_value on them, nor
+-- read them (pg_sequences shows it no last_value), so it cannot compute a tag; a tag names its
+-- transaction (xid), so a tag of an earlier transaction is worthless; it is transaction-local, so
+-- a ROLLBACK TO SAVEPOINT reverts it with the check's marker and lock (hazard 8). A forged
+-- setting gains nothing; a session whose currval was discarded (DISCARD SEQUENCES / ALL) gets a
+-- new key at its next full decision, and a tag it kept fails (currval not yet defined): refused.
+-- docs/ARCHITECTURE.md ("One-row statements: the keyed row trigger, migration V18") argues it
+-- hazard by hazard.
+
+CREATE SEQUENCE ${flyway:defaultSchema}.row_key_1 MINVALUE -9223372036854775808 NO CYCLE;
+CREATE SEQUENCE ${flyway:defaultSchema}.row_key_2 MINVALUE -9223372036854775808 NO CYCLE;
+ALTER SEQUENCE ${flyway:defaultSchema}.row_key_1 OWNER TO "${owner_role}";
+ALTER SEQUENCE ${flyway:defaultSchema}.row_key_2 OWNER TO "${owner_role}";
+REVOKE ALL ON SEQUENCE ${flyway:defaultSchema}.row_key_1, ${flyway:defaultSchema}.row_key_2 FROM PUBLIC;
+
+ALTER TABLE ${flyway:defaultSchema}.protected_table
+    ADD COLUMN per_row boolean NOT NULL DEFAULT false; -- protect_rows_per_row
+
+CREATE FUNCTION ${flyway:defaultSchema}.enforce_row_keyed()
+    RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_tags text := current_setting('fencing.row_tags', true);
+    v_new text;
+    v_old text;
+    v_resource text;
+    v_checked text;
+    v_id bigint;
+    v_secret text;
+    v_pos int;
+    v_parts text[];
+    v_ok boolean;
+    v_key text;
+BEGIN
+    IF TG_LEVEL <> 'ROW' THEN
+        PERFORM ${flyway:defaultSchema}.raise_error('ZF002',
+            format('%s of table %s cannot be fenced: its rows are protected by per-row resources', TG_OP, TG_RELID::regclass),
+            jsonb_build_object('resource', NULL, 'token', NULL, 'table', TG_RELID::regclass::text),
+            'delete the rows (each under its resource''s token), or have the table owner unprotect the table');
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        v_new := TG_ARGV[1] || (to_jsonb(NEW) ->> TG_ARGV[0]);
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        v_old := TG_ARGV[1] || (to_jsonb(OLD) ->> TG_ARGV[0]);
+    END IF;
+    FOREACH v_resource IN ARRAY CASE WHEN TG_OP = 'INSERT' THEN ARRAY[v_new]
+                                     WHEN TG_OP = 'DELETE' OR v_old IS NOT DISTINCT FROM v_new THEN ARRAY[v_old]
+                                     ELSE ARRAY[v_new, v_old] END
+    LOOP
+        -- this transaction's tag of the resource (a forged one raises or does not match). Nested:
+        -- AND evaluates its second operand when the first is NULL (no setting, a null resource).
+        IF strpos(v_tags, ',' || v_resource || ':') > 0 THEN
+            IF strpos(v_tags, ',' || v_resource || ':'
+                              || left(encode(sha256(convert_to(currval('${flyway:defaultSchema}.row_key_1') || ':'
+                                                               || currval('${flyway:defaultSchema}.row_key_2') || ':'
+                                                               || pg_current_xact_id() || ':' || v_resource, 'UTF8')), 'hex'), 32)
+                              || ',') > 0 THEN
+                CONTINUE;
+            END IF;
+        END IF;
+        -- the full decision: V3's marker check, else require_fenced (a carried token, or refused)
+        v_ok := false;
+        v_checked := current_setting('fencing.checked', true);
+        IF v_checked <> '' AND v_resource IS NOT NULL THEN
+            SELECT r.id, s.secret INTO v_id, v_secret
+              FROM ${flyway:defaultSchema}.resource r, ${flyway:defaultSchema}.marker_secret s
+             WHERE r.name = v_resource;
+            v_pos := position(',' || v_id || ':' IN ',' || v_checked);
+            IF v_pos > 0 THEN
+                v_parts := string_to_array(split_part(substr(v_checked, v_pos), ',', 1), ':');
+                v_ok := v_parts[3] = left(encode(sha256(convert_to(v_secret || ':' || pg_current_xact_id() || ':'
+                                                                   || v_id || ':' || v_parts[2], 'UTF8')), 'hex'), 32);
+            END IF;
+        END IF;
+        IF v_ok IS NOT TRUE THEN
+            PERFORM ${flyway:defaultSchema}.require_fenced(v_resource, TG_RELID::regclass);
+        END IF;
+        -- passed: the tag, keyed with this session's key (set on the session's first use)
+        BEGIN
+            v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                     || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+        END;
+        v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
+                  || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || v_resource, 'UTF8')), 'hex'), 32)
+                  || ',';
+        PERFORM set_config('fencing.row_tags', v_tags, true);
+    END LOOP;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+
+-- protect_rows_per_row(table, column, prefix): as protect_rows (same checks, same errors, same
+-- resources), with the keyed row trigger instead of V13's triggers. Re-running protect_rows
+-- gives the table V13's form again.
+CREATE FUNCTION ${flyway:defaultSchema}.protect_rows_per_row(p_table regclass, p_column text, p_prefix text DEFAULT '')
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_name name;
+BEGIN
+    PERFORM ${flyway:defaultSchema}.protect_rows(p_table, p_column, p_prefix);
+    FOR v_name IN SELECT g.tgname FROM pg_trigger g
+                   WHERE g.tgrelid = p_table AND NOT g.tgisinternal
+                     AND g.tgname IN ('fencing_protect', 'fencing_protect_update', 'fencing_protect_delete',
+                                      'fencing_protect_inserted', 'fencing_protect_updated',
+                                      'fencing_protect_deleted') LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', v_name, p_table);
+    END LOOP;
+    EXECUTE format('CREATE TRIGGER fencing_protect BEFORE INSERT OR UPDATE OR DELETE ON %s'
+                   || ' FOR EACH ROW EXECUTE FUNCTION ${flyway:defaultSchema}.enforce_row_keyed(%L, %L)',
+                   p_table, p_column, p_prefix);
+    UPDATE ${flyway:defaultSchema}.protected_table SET per_row = true WHERE tbl = p_table;
+END
+$$;
+
+ALTER FUNCTION ${flyway:defaultSchema}.enforce_row_keyed() OWNER TO "${owner_role}";
+ALTER FUNCTION ${flyway:defaultSchema}.protect_rows_per_row(regclass, text, text) OWNER TO "${owner_role}";
+REVOKE ALL ON FUNCTION
+    ${flyway:defaultSchema}.enforce_row_keyed(),
+    ${flyway:defaultSchema}.protect_rows_per_row(regclass, text, text)
+FROM PUBLIC;
