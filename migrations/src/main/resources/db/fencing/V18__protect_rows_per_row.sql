@@ -142,6 +142,69 @@ BEGIN
 END
 $$;
 
+-- Whole-table resources (protect, V3's enforce_statement): the same tag. A statement whose
+-- resource passed earlier in the transaction passes on it (no query of the resource and the
+-- secret); otherwise V3's decision as before, then the tag.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.enforce_statement()
+    RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_tags text := current_setting('fencing.row_tags', true);
+    v_checked text;
+    v_id bigint;
+    v_secret text;
+    v_pos int;
+    v_parts text[];
+    v_key text;
+BEGIN
+    IF strpos(v_tags, ',' || TG_ARGV[0] || ':') > 0 THEN
+        IF strpos(v_tags, ',' || TG_ARGV[0] || ':'
+                          || left(encode(sha256(convert_to(currval('${flyway:defaultSchema}.row_key_1') || ':'
+                                                           || currval('${flyway:defaultSchema}.row_key_2') || ':'
+                                                           || pg_current_xact_id() || ':' || TG_ARGV[0], 'UTF8')), 'hex'), 32)
+                          || ',') > 0 THEN
+            IF TG_LEVEL = 'ROW' THEN
+                RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+            END IF;
+            RETURN NULL;
+        END IF;
+    END IF;
+    v_checked := current_setting('fencing.checked', true);
+    IF v_checked <> '' THEN
+        SELECT r.id, s.secret INTO v_id, v_secret
+          FROM ${flyway:defaultSchema}.resource r, ${flyway:defaultSchema}.marker_secret s
+         WHERE r.name = TG_ARGV[0];
+        v_pos := position(',' || v_id || ':' IN ',' || v_checked);
+        IF v_pos > 0 THEN
+            v_parts := string_to_array(split_part(substr(v_checked, v_pos), ',', 1), ':');
+            IF v_parts[3] = left(encode(sha256(convert_to(v_secret || ':' || pg_current_xact_id() || ':' || v_id
+                                                          || ':' || v_parts[2], 'UTF8')), 'hex'), 32) THEN
+                v_checked := NULL; -- passed
+            END IF;
+        END IF;
+    END IF;
+    IF v_checked IS NOT NULL OR v_id IS NULL THEN
+        PERFORM ${flyway:defaultSchema}.require_fenced(TG_ARGV[0], TG_RELID::regclass);
+    END IF;
+    BEGIN
+        v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+    EXCEPTION WHEN object_not_in_prerequisite_state THEN
+        v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                 || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+    END;
+    PERFORM set_config('fencing.row_tags',
+                       coalesce(nullif(v_tags, ''), ',') || TG_ARGV[0] || ':'
+                       || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || TG_ARGV[0], 'UTF8')), 'hex'), 32)
+                       || ',', true);
+    IF TG_LEVEL = 'ROW' THEN
+        RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 ALTER FUNCTION ${flyway:defaultSchema}.enforce_row_keyed() OWNER TO "${owner_role}";
 ALTER FUNCTION ${flyway:defaultSchema}.protect_rows_per_row(regclass, text, text) OWNER TO "${owner_role}";
 REVOKE ALL ON FUNCTION

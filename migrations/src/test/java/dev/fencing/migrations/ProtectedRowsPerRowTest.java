@@ -52,12 +52,14 @@ class ProtectedRowsPerRowTest {
           "CREATE TABLE pledger (id int NOT NULL, acct int, amount int NOT NULL)"
               + " PARTITION BY RANGE (id)");
       FenceSql.run(c, "CREATE TABLE pledger_1 PARTITION OF pledger FOR VALUES FROM (0) TO (10000)");
-      for (String t : List.of("ledger", "pledger", "pledger_1")) {
+      FenceSql.run(c, "CREATE TABLE whole (id int PRIMARY KEY, note text)");
+      for (String t : List.of("ledger", "pledger", "pledger_1", "whole")) {
         FenceSql.run(c, "ALTER TABLE " + t + " OWNER TO " + OWNER);
         FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON " + t + " TO " + APP);
       }
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('ledger', 'acct', 'acct/')");
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('pledger', 'acct', 'acct/')");
+      FenceSql.run(c, "SELECT fencing.protect('whole', 'acct/1')");
     }
   }
 
@@ -165,7 +167,7 @@ class ProtectedRowsPerRowTest {
                   c,
                   "SELECT table_name || ' ' || per_row FROM fencing.protected_table"
                       + " ORDER BY table_name"))
-          .containsExactly("public.ledger true", "public.pledger true");
+          .containsExactly("public.ledger true", "public.pledger true", "public.whole false");
     }
   }
 
@@ -454,6 +456,60 @@ class ProtectedRowsPerRowTest {
                   c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'scratch'::regclass"))
           .isZero();
       FenceSql.run(c, "DROP TABLE scratch");
+    }
+  }
+
+  /** Whole-table protection (V3's statement trigger) passes later statements on the same tag. */
+  @ParameterizedTest(name = "isolation {0}")
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void wholeTableProtectionTakesTheTagAndRefusesForgedOnes(int isolation) throws SQLException {
+    try (Connection app = db.connect(APP)) {
+      app.setTransactionIsolation(isolation);
+      // no check: refused, also for zero rows
+      assertFails(MISSING, () -> FenceSql.run(app, "DELETE FROM whole WHERE false"));
+      app.setAutoCommit(false);
+      FenceSql.run(app, check(0));
+      FenceSql.run(app, "INSERT INTO whole VALUES (1, 'a')");
+      String genuine = tags(app);
+      assertThat(genuine).matches(",acct/1:[0-9a-f]{32},");
+      FenceSql.run(app, "UPDATE whole SET note = 'b'"); // on the tag
+      FenceSql.run(app, "INSERT INTO whole VALUES (2, 'c')");
+      assertThat(tags(app)).isEqualTo(genuine);
+      FenceSql.run(app, "SAVEPOINT s");
+      FenceSql.run(app, "ROLLBACK TO SAVEPOINT s");
+      app.commit();
+      app.setAutoCommit(true);
+      String forged = ",acct/1:" + "0123456789abcdef".repeat(2) + ",";
+      for (String value : List.of(genuine, forged)) {
+        String set = "SELECT set_config('fencing.row_tags', '" + value + "', true)";
+        refused(app, MISSING, List.of(set), "INSERT INTO whole VALUES (3, 'replayed')");
+        refused(app, MISSING, List.of(set), "DELETE FROM whole");
+        refused(app, MISSING, List.of(check(1), set), "UPDATE whole SET note = 'x'");
+      }
+      // a check rolled back to its savepoint takes its tag with it
+      app.setAutoCommit(false);
+      try {
+        FenceSql.run(app, "SAVEPOINT s");
+        FenceSql.run(app, check(0));
+        FenceSql.run(app, "UPDATE whole SET note = 'd'");
+        FenceSql.run(app, "ROLLBACK TO SAVEPOINT s");
+        assertFails(MISSING, () -> FenceSql.run(app, "UPDATE whole SET note = 'e'"));
+      } finally {
+        app.rollback();
+        app.setAutoCommit(true);
+      }
+      assertThat(FenceSql.strings(app, "SELECT id || note FROM whole ORDER BY id"))
+          .containsExactly("1b", "2c");
+      app.setAutoCommit(false);
+      FenceSql.run(app, check(0));
+      FenceSql.run(app, "DELETE FROM whole");
+      app.commit();
+      app.setAutoCommit(true);
     }
   }
 
