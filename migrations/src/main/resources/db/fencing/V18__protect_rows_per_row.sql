@@ -205,6 +205,99 @@ BEGIN
 END
 $$;
 
+-- Per-row resources, once per statement (protect_rows, V13's enforce_rows): each distinct resource
+-- of the statement that passed earlier in the transaction passes on its tag; otherwise V13's
+-- decision as before, then the tag.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.enforce_rows()
+    RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_resources text[];
+    v_rows bigint;
+    v_resource text;
+    v_checked text := coalesce(current_setting('fencing.checked', true), '');
+    v_id bigint;
+    v_secret text;
+    v_pos int;
+    v_parts text[];
+    v_ok boolean;
+    v_tags text := current_setting('fencing.row_tags', true);
+    v_key text;
+    v_value text := format('%L || (to_jsonb(t.%I) #>> ''{}'')', TG_ARGV[1], TG_ARGV[0]);
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT array_agg(DISTINCT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) COLLATE "C"), count(*) INTO v_resources, v_rows
+          FROM (SELECT * FROM fencing_new LIMIT 256) t;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT array_agg(DISTINCT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) COLLATE "C"), count(*) INTO v_resources, v_rows
+          FROM (SELECT * FROM fencing_old LIMIT 256) t;
+    ELSE -- the old and the new rows: as many of each (two rows per row updated)
+        SELECT array_agg(DISTINCT x.resource COLLATE "C"), count(*) / 2 INTO v_resources, v_rows
+          FROM (SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0]) AS resource
+                  FROM (SELECT * FROM fencing_new LIMIT 256) t
+                UNION ALL
+                SELECT TG_ARGV[1] || (to_jsonb(t) ->> TG_ARGV[0])
+                  FROM (SELECT * FROM fencing_old LIMIT 256) t) x;
+    END IF;
+    IF v_rows > 255 THEN -- a large statement: all its rows, the column read directly
+        EXECUTE format('SELECT array_agg(DISTINCT x.resource COLLATE "C") FROM (%s) x',
+                       CASE TG_OP WHEN 'INSERT' THEN format('SELECT %s AS resource FROM fencing_new t', v_value)
+                                  WHEN 'DELETE' THEN format('SELECT %s AS resource FROM fencing_old t', v_value)
+                                  ELSE format('SELECT %s AS resource FROM fencing_new t UNION ALL SELECT %s FROM fencing_old t',
+                                              v_value, v_value) END)
+            INTO v_resources;
+    END IF;
+    -- each distinct resource: the first marker entry for it is this transaction's, with a valid MAC
+    -- (V3's fast path), else the full decision: a valid marker anywhere, a carried token (checked
+    -- now), or refused. In the order of check_tokens, so two statements never wait on each other's
+    -- checks in opposite orders.
+    FOREACH v_resource IN ARRAY coalesce(v_resources, ARRAY[]::text[]) LOOP
+        IF strpos(v_tags, ',' || v_resource || ':') > 0 THEN -- passed earlier in the transaction
+            IF v_key IS NULL THEN
+                v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2')
+                         || ':' || pg_current_xact_id();
+            END IF;
+            IF strpos(v_tags, ',' || v_resource || ':'
+                              || left(encode(sha256(convert_to(v_key || ':' || v_resource, 'UTF8')), 'hex'), 32)
+                              || ',') > 0 THEN
+                CONTINUE;
+            END IF;
+        END IF;
+        v_ok := false;
+        IF v_checked <> '' AND v_resource IS NOT NULL THEN
+            SELECT r.id, s.secret INTO v_id, v_secret
+              FROM ${flyway:defaultSchema}.resource r, ${flyway:defaultSchema}.marker_secret s
+             WHERE r.name = v_resource;
+            v_pos := position(',' || v_id || ':' IN ',' || v_checked);
+            IF v_pos > 0 THEN
+                v_parts := string_to_array(split_part(substr(v_checked, v_pos), ',', 1), ':');
+                v_ok := v_parts[3] = left(encode(sha256(convert_to(v_secret || ':' || pg_current_xact_id() || ':'
+                                                                   || v_id || ':' || v_parts[2], 'UTF8')), 'hex'), 32);
+            END IF;
+        END IF;
+        IF v_ok IS NOT TRUE THEN
+            PERFORM ${flyway:defaultSchema}.require_fenced(v_resource, TG_RELID::regclass);
+            v_checked := coalesce(current_setting('fencing.checked', true), ''); -- it may have a new marker now
+        END IF;
+        IF v_key IS NULL THEN
+            BEGIN
+                v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+            EXCEPTION WHEN object_not_in_prerequisite_state THEN
+                v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                         || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+            END;
+            v_key := v_key || ':' || pg_current_xact_id();
+        END IF;
+        v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
+                  || left(encode(sha256(convert_to(v_key || ':' || v_resource, 'UTF8')), 'hex'), 32) || ',';
+        PERFORM set_config('fencing.row_tags', v_tags, true);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
 ALTER FUNCTION ${flyway:defaultSchema}.enforce_row_keyed() OWNER TO "${owner_role}";
 ALTER FUNCTION ${flyway:defaultSchema}.protect_rows_per_row(regclass, text, text) OWNER TO "${owner_role}";
 REVOKE ALL ON FUNCTION

@@ -53,13 +53,15 @@ class ProtectedRowsPerRowTest {
               + " PARTITION BY RANGE (id)");
       FenceSql.run(c, "CREATE TABLE pledger_1 PARTITION OF pledger FOR VALUES FROM (0) TO (10000)");
       FenceSql.run(c, "CREATE TABLE whole (id int PRIMARY KEY, note text)");
-      for (String t : List.of("ledger", "pledger", "pledger_1", "whole")) {
+      FenceSql.run(c, "CREATE TABLE sledger (id int PRIMARY KEY, acct int, amount int NOT NULL)");
+      for (String t : List.of("ledger", "pledger", "pledger_1", "whole", "sledger")) {
         FenceSql.run(c, "ALTER TABLE " + t + " OWNER TO " + OWNER);
         FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON " + t + " TO " + APP);
       }
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('ledger', 'acct', 'acct/')");
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('pledger', 'acct', 'acct/')");
       FenceSql.run(c, "SELECT fencing.protect('whole', 'acct/1')");
+      FenceSql.run(c, "SELECT fencing.protect_rows('sledger', 'acct', 'acct/')");
     }
   }
 
@@ -167,7 +169,11 @@ class ProtectedRowsPerRowTest {
                   c,
                   "SELECT table_name || ' ' || per_row FROM fencing.protected_table"
                       + " ORDER BY table_name"))
-          .containsExactly("public.ledger true", "public.pledger true", "public.whole false");
+          .containsExactly(
+              "public.ledger true",
+              "public.pledger true",
+              "public.sledger false",
+              "public.whole false");
     }
   }
 
@@ -508,6 +514,53 @@ class ProtectedRowsPerRowTest {
       app.setAutoCommit(false);
       FenceSql.run(app, check(0));
       FenceSql.run(app, "DELETE FROM whole");
+      app.commit();
+      app.setAutoCommit(true);
+    }
+  }
+
+  /** V13's statement trigger (protect_rows) passes a resource on its tag too; forged ones fail. */
+  @ParameterizedTest(name = "isolation {0}")
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void theStatementFormTakesTheTagAndRefusesForgedOnes(int isolation) throws SQLException {
+    try (Connection app = db.connect(APP)) {
+      app.setTransactionIsolation(isolation);
+      app.setAutoCommit(false);
+      FenceSql.run(app, check(0));
+      FenceSql.run(app, check(2));
+      FenceSql.run(app, "INSERT INTO sledger VALUES (1, 1, 0), (3, 3, 0)");
+      String genuine = tags(app);
+      assertThat(genuine).matches("(,acct/[13]:[0-9a-f]{32}){2},");
+      FenceSql.run(app, "UPDATE sledger SET amount = amount + 1"); // on the tags
+      assertThat(tags(app)).isEqualTo(genuine);
+      app.commit();
+      app.setAutoCommit(true);
+      String forged = ",acct/3:" + "0123456789abcdef".repeat(2) + ",";
+      for (String value : List.of(genuine, forged)) {
+        String set = "SELECT set_config('fencing.row_tags', '" + value + "', true)";
+        String passed = "SELECT set_config('fencing.passed', ',acct/1,acct/3,', true)";
+        for (String write :
+            List.of(
+                "UPDATE sledger SET amount = 0 WHERE acct = 3",
+                "INSERT INTO sledger SELECT g, 3, 0 FROM generate_series(10, "
+                    + (10 + LARGE)
+                    + ") g",
+                "DELETE FROM sledger")) {
+          refused(app, MISSING, List.of(set), write);
+          refused(app, MISSING, List.of(check(0), set, passed), write);
+        }
+      }
+      assertThat(FenceSql.strings(app, "SELECT id || ':' || amount FROM sledger ORDER BY id"))
+          .containsExactly("1:1", "3:1");
+      app.setAutoCommit(false);
+      FenceSql.run(app, check(0));
+      FenceSql.run(app, check(2));
+      FenceSql.run(app, "DELETE FROM sledger");
       app.commit();
       app.setAutoCommit(true);
     }
