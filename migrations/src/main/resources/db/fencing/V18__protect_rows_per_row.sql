@@ -100,17 +100,21 @@ BEGIN
         IF v_ok IS NOT TRUE THEN
             PERFORM ${flyway:defaultSchema}.require_fenced(v_resource, TG_RELID::regclass);
         END IF;
-        -- passed: the tag, keyed with this session's key (set on the session's first use)
-        BEGIN
-            v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
-        EXCEPTION WHEN object_not_in_prerequisite_state THEN
-            v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
-                     || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
-        END;
-        v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
-                  || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || v_resource, 'UTF8')), 'hex'), 32)
-                  || ',';
-        PERFORM set_config('fencing.row_tags', v_tags, true);
+        -- passed: the tag, keyed with this session's key (set on the session's first use). The
+        -- list stops growing at 8,000 characters (about 150 resources): later resources pay the
+        -- full decision at each row, and no search or copy of the list grows with the transaction.
+        IF coalesce(length(v_tags), 0) < 8000 THEN
+            BEGIN
+                v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+            EXCEPTION WHEN object_not_in_prerequisite_state THEN
+                v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                         || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+            END;
+            v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
+                      || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || v_resource, 'UTF8')), 'hex'), 32)
+                      || ',';
+            PERFORM set_config('fencing.row_tags', v_tags, true);
+        END IF;
     END LOOP;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
@@ -188,16 +192,18 @@ BEGIN
     IF v_checked IS NOT NULL OR v_id IS NULL THEN
         PERFORM ${flyway:defaultSchema}.require_fenced(TG_ARGV[0], TG_RELID::regclass);
     END IF;
-    BEGIN
-        v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
-    EXCEPTION WHEN object_not_in_prerequisite_state THEN
-        v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
-                 || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
-    END;
-    PERFORM set_config('fencing.row_tags',
-                       coalesce(nullif(v_tags, ''), ',') || TG_ARGV[0] || ':'
-                       || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || TG_ARGV[0], 'UTF8')), 'hex'), 32)
-                       || ',', true);
+    IF coalesce(length(v_tags), 0) < 8000 THEN -- (as in enforce_row_keyed)
+        BEGIN
+            v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                     || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+        END;
+        PERFORM set_config('fencing.row_tags',
+                           coalesce(nullif(v_tags, ''), ',') || TG_ARGV[0] || ':'
+                           || left(encode(sha256(convert_to(v_key || ':' || pg_current_xact_id() || ':' || TG_ARGV[0], 'UTF8')), 'hex'), 32)
+                           || ',', true);
+    END IF;
     IF TG_LEVEL = 'ROW' THEN
         RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
     END IF;
@@ -225,6 +231,7 @@ DECLARE
     v_ok boolean;
     v_tags text := current_setting('fencing.row_tags', true);
     v_key text;
+    v_tagged boolean := false;
     v_value text := format('%L || (to_jsonb(t.%I) #>> ''{}'')', TG_ARGV[1], TG_ARGV[0]);
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -281,19 +288,24 @@ BEGIN
             PERFORM ${flyway:defaultSchema}.require_fenced(v_resource, TG_RELID::regclass);
             v_checked := coalesce(current_setting('fencing.checked', true), ''); -- it may have a new marker now
         END IF;
-        IF v_key IS NULL THEN
-            BEGIN
-                v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
-            EXCEPTION WHEN object_not_in_prerequisite_state THEN
-                v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
-                         || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
-            END;
-            v_key := v_key || ':' || pg_current_xact_id();
+        IF coalesce(length(v_tags), 0) < 8000 THEN -- (as in enforce_row_keyed)
+            IF v_key IS NULL THEN
+                BEGIN
+                    v_key := currval('${flyway:defaultSchema}.row_key_1') || ':' || currval('${flyway:defaultSchema}.row_key_2');
+                EXCEPTION WHEN object_not_in_prerequisite_state THEN
+                    v_key := setval('${flyway:defaultSchema}.row_key_1', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint)
+                             || ':' || setval('${flyway:defaultSchema}.row_key_2', ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint);
+                END;
+                v_key := v_key || ':' || pg_current_xact_id();
+            END IF;
+            v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
+                      || left(encode(sha256(convert_to(v_key || ':' || v_resource, 'UTF8')), 'hex'), 32) || ',';
+            v_tagged := true;
         END IF;
-        v_tags := coalesce(nullif(v_tags, ''), ',') || v_resource || ':'
-                  || left(encode(sha256(convert_to(v_key || ':' || v_resource, 'UTF8')), 'hex'), 32) || ',';
-        PERFORM set_config('fencing.row_tags', v_tags, true);
     END LOOP;
+    IF v_tagged THEN
+        PERFORM set_config('fencing.row_tags', v_tags, true);
+    END IF;
     RETURN NULL;
 END
 $$;

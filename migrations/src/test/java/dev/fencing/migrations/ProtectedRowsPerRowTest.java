@@ -566,6 +566,49 @@ class ProtectedRowsPerRowTest {
     }
   }
 
+  /** The tag list stops growing (8,000 characters); resources past it take the full decision. */
+  @Test
+  void manyResourcesInOneTransactionPassWithABoundedTagList() throws SQLException {
+    int n = 250;
+    try (Connection c = db.connect()) {
+      FenceSql.run(
+          c,
+          "SELECT count(*) FROM generate_series(100, 99 + ?) g,"
+              + " LATERAL fencing.try_acquire('acct/' || g, 'test', interval '5 minutes') a",
+          n);
+    }
+    try (Connection app = db.connect(APP)) {
+      app.setAutoCommit(false);
+      FenceSql.run(
+          app,
+          "SELECT fencing.check_tokens(array_agg(r.name), array_agg(s.max_seen))"
+              + " FROM generate_series(100, 99 + ?) g,"
+              + " LATERAL (SELECT 'acct/' || g AS name) r,"
+              + " LATERAL fencing.status(r.name) s",
+          n);
+      FenceSql.run(app, check(0)); // for the whole-table protected one
+      for (int round = 0; round < 2; round++) {
+        FenceSql.run(
+            app,
+            "INSERT INTO ledger SELECT 1000 * ? + g, g, 0 FROM generate_series(100, 99 + ?) g",
+            round + 1,
+            n);
+        FenceSql.run(
+            app,
+            "INSERT INTO whole SELECT 1000 * ? + g, 'x' FROM generate_series(100, 99 + ?) g",
+            round + 1,
+            n);
+      }
+      assertThat(tags(app).length()).isBetween(8000, 8100);
+      assertThat(FenceSql.longValue(app, "SELECT count(*) FROM ledger WHERE id >= 1000"))
+          .isEqualTo(2L * n);
+      // past the bound, still no write without a check
+      assertFails(MISSING, () -> FenceSql.run(app, "INSERT INTO ledger VALUES (9999, 3, 0)"));
+      app.rollback();
+      app.setAutoCommit(true);
+    }
+  }
+
   private static long functionCalls(Connection c, String function) throws SQLException {
     return FenceSql.longValue(
         c,
