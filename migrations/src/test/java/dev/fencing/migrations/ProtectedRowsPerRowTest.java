@@ -598,7 +598,14 @@ class ProtectedRowsPerRowTest {
             "INSERT INTO whole SELECT 1000 * ? + g, 'x' FROM generate_series(100, 99 + ?) g",
             round + 1,
             n);
+        FenceSql.run(
+            app,
+            "INSERT INTO sledger SELECT 1000 * ? + g, g, 0 FROM generate_series(100, 99 + ?) g",
+            round + 1,
+            n);
       }
+      assertThat(FenceSql.longValue(app, "SELECT count(*) FROM sledger WHERE id >= 1000"))
+          .isEqualTo(2L * n);
       assertThat(tags(app).length()).isBetween(8000, 8100);
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM ledger WHERE id >= 1000"))
           .isEqualTo(2L * n);
