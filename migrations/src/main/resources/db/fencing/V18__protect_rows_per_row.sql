@@ -26,8 +26,13 @@
 -- a ROLLBACK TO SAVEPOINT reverts it with the check's marker and lock (hazard 8). A forged
 -- setting gains nothing; a session whose currval was discarded (DISCARD SEQUENCES / ALL) gets a
 -- new key at its next full decision, and a tag it kept fails (currval not yet defined): refused.
--- docs/ARCHITECTURE.md ("One-row statements: the keyed row trigger, migration V18") argues it
--- hazard by hazard.
+-- The same tag serves V3's enforce_statement (protect) and V13's enforce_rows (protect_rows): a
+-- resource that passed earlier in the transaction passes without the query of the resource and
+-- the secret. The list stops growing at 8,000 characters (later resources take the full
+-- decision). And mark_checked() (V2) computes the check's marker without marker_mac(), whose
+-- parameterised query was planned again in every transaction: the same marker, a third the cost.
+-- docs/ARCHITECTURE.md ("One-row statements: the keyed tag (migration V18)") argues it hazard by
+-- hazard.
 
 CREATE SEQUENCE ${flyway:defaultSchema}.row_key_1 MINVALUE -9223372036854775808 NO CYCLE;
 CREATE SEQUENCE ${flyway:defaultSchema}.row_key_2 MINVALUE -9223372036854775808 NO CYCLE;
