@@ -9,7 +9,7 @@ for v in $(ls $D | grep '^V' | sed 's/^V\([0-9]*\)__.*/\1/' | sort -n); do
   f=$(ls $D/V${v}__*.sql)
   for g in $D/beforeEachMigrate.sql $f $D/afterEachMigrate.sql; do
     sed -e 's/\${flyway:defaultSchema}/fencing/g' -e "s/\${owner_role}/${DB}_owner/g" -e "s/\${app_role}/${DB}_app/g" -e 's/\${flyway:table}/flyway_schema_history/g' $g > ${TMPDIR:-/tmp}/cur.sql
-    psql -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -U postgres -d $DB -f ${TMPDIR:-/tmp}/cur.sql >/dev/null 2>${TMPDIR:-/tmp}/err || { echo "FAIL $g"; cat ${TMPDIR:-/tmp}/err; exit 1; }
+    psql -q -1 -v ON_ERROR_STOP=1 -h 127.0.0.1 -U postgres -d $DB -f ${TMPDIR:-/tmp}/cur.sql >/dev/null 2>${TMPDIR:-/tmp}/err || { echo "FAIL $g"; cat ${TMPDIR:-/tmp}/err; exit 1; }
   done
 done
 echo ok $DB $UPTO

@@ -49,7 +49,8 @@ class MigrationsTest {
           "token_seq",
           "protected_table",
           "marker_secret",
-          "cluster_epoch");
+          "cluster_epoch",
+          "protection_change");
   private static final List<String> FUNCTIONS =
       List.of(
           "issue_token(bigint)",
@@ -70,6 +71,7 @@ class MigrationsTest {
           "carry(text,bigint)",
           "protect(regclass,text)",
           "protect_rows(regclass,text,text)",
+          "protect_rows_per_row(regclass,text,text)",
           "unprotect(regclass)");
 
   // ---------------------------------------------------------------------------------------------
@@ -168,6 +170,8 @@ class MigrationsTest {
               "14 issuance without replanning true",
               "15 flat accept path true",
               "16 issuance without epoch row lock true",
+              "17 has protected clears true",
+              "18 protect rows per row true",
               "19 lean accept path true",
               "20 lease at the floor true",
               "21 check one true");

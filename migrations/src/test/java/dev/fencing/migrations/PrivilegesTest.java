@@ -56,6 +56,7 @@ class PrivilegesTest {
           "issuance", "holder = 'attacker'",
           "rejection", "reason = 'stale_token'",
           "cluster_epoch", "epoch_offset = 0",
+          "protection_change", "changes = 0",
           "catalog_checksum", "fingerprint = 'forged'",
           "fencing_schema_history", "success = true");
 

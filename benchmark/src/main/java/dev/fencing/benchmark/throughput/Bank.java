@@ -230,14 +230,17 @@ final class Bank {
     return protectedHotToken;
   }
 
-  /** Puts per-row protection ({@code protected-branch:<bid>}) on the four pgbench tables. */
+  /**
+   * Puts per-row protection ({@code protected-branch:<bid>}) on the four pgbench tables, in the
+   * form for one-row statements (V18's keyed row trigger: every statement here writes one row).
+   */
   void protect() throws SQLException {
     try (Connection c = admin.getConnection();
         Statement s = c.createStatement()) {
       c.setAutoCommit(true);
       for (String table : TABLES) {
         s.execute(
-            "SELECT fencing.protect_rows('"
+            "SELECT fencing.protect_rows_per_row('"
                 + SCHEMA
                 + "."
                 + table

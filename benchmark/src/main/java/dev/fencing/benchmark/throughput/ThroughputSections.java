@@ -64,14 +64,14 @@ final class ThroughputSections {
             common
                 + " Transaction: pgbench's built-in TPC-B (3 UPDATEs, 1 SELECT, 1 INSERT),"
                 + " with teller and account drawn from the transaction's branch. Protected tables"
-                + " (row triggers): fencing.protect_rows(table, 'bid', 'protected-branch:') on all"
+                + " (row triggers): fencing.protect_rows_per_row(table, 'bid', 'protected-branch:') on all"
                 + " four tables, the clients bound to protected-branch:<bid>'s token; (statement"
                 + " triggers): fencing.protect(table, bench-leader-protected) on all four, the"
                 + " clients bound to that resource's token, compared with the same fenced"
                 + " hot-resource workload unprotected (what the protection itself costs); each"
                 + " protection only during its variant's turns, on resources of their own (a"
-                + " resource a protected table ever covered leaves a marker at every check after,"
-                + " so the fenced variants never use them). SQL-level floor (issue 14):"
+                + " protected resource's checks leave a marker, so the fenced variants never use"
+                + " them). SQL-level floor (issue 14):"
                 + " unfenced, with the bare locking read the check needs sent as the same extra"
                 + " statement first, SELECT 1 FROM bench_floor WHERE name = ? AND max_seen = ? FOR"
                 + " SHARE on a benchmark-owned table holding each resource's token (one row per"
@@ -86,7 +86,7 @@ final class ThroughputSections {
             "Single-row UPDATE, JDBC",
             common
                 + " Transaction: one UPDATE of a random account, then COMMIT. Protected tables:"
-                + " fencing.protect_rows(table, 'bid', 'protected-branch:') during that variant's"
+                + " fencing.protect_rows_per_row(table, 'bid', 'protected-branch:') during that variant's"
                 + " turns, on resources of its own.",
             results,
             meters));
