@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -37,6 +38,7 @@ class LeanAcceptPathAttackTest extends InterleavingTestBase {
   @BeforeAll
   static void callers() throws SQLException {
     try (Connection c = db.connect()) {
+      Fence.execute(c, "CREATE EXTENSION IF NOT EXISTS pageinspect");
       Fence.execute(
           c,
           "CREATE FUNCTION public.stable_check(p_resource text, p_token bigint) RETURNS bigint"
@@ -142,6 +144,85 @@ class LeanAcceptPathAttackTest extends InterleavingTestBase {
       assertThat(Fence.maxSeen(observer, res)).isEqualTo(t1);
       long t3 = Fence.acquire(observer, res, "holder-c", LEASE);
       assertThat(t3).as("never the rolled-back token again").isGreaterThan(t2);
+    }
+  }
+
+  /**
+   * The version the lookup found is not pruned, and its ctid not reused or moved, while the check
+   * waits for its lock: a second exclusive locker queued behind the acquisition keeps the check
+   * waiting after the acquisition committed (the found version is dead by then), HOT-updates the
+   * row several times and a VACUUM runs: the found version's line pointer is still a normal tuple
+   * (pageinspect), not pruned, not reused. The check, once granted, finds nothing visible at its
+   * ctid and is refused. (A table rewrite, which would move every ctid, needs ACCESS EXCLUSIVE: the
+   * check's relation lock, held since its lookup, excludes it.)
+   */
+  @Test
+  void theFoundVersionSurvivesHotUpdatesAndVacuumWhileTheCheckWaits() throws SQLException {
+    String res = "lean-attack/hot-vacuum";
+    try (Connection observer = db.connect();
+        Session writer = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session acquirer = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session owner = Interleaving.writer(db, Isolation.READ_COMMITTED)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      assertThat(Fence.release(observer, res, t1)).isTrue();
+      String found =
+          FenceSql.string(observer, "SELECT ctid::text FROM fencing.resource WHERE name = ?", res);
+
+      begin(acquirer, Isolation.READ_COMMITTED);
+      Fence.Acquired acquired = Fence.tryAcquire(acquirer.c(), res, "holder-b", LEASE, PATIENCE);
+      assertThat(acquired.acquired()).isTrue();
+      long t2 = acquired.token();
+
+      begin(owner, Isolation.READ_COMMITTED);
+      CompletableFuture<Void> queued =
+          async(
+              pool(),
+              () -> {
+                FenceSql.run(
+                    owner.c(),
+                    "SELECT pg_advisory_xact_lock(lock_space, fencing.advisory_key(id))"
+                        + " FROM fencing.resource WHERE name = ?",
+                    res);
+                return null;
+              });
+      awaitBlockedBy(observer, owner.pid(), acquirer.pid());
+
+      begin(writer, Isolation.READ_COMMITTED);
+      FenceSql.run(writer.c(), "SELECT pg_current_xact_id()");
+      CompletableFuture<Long> check = async(pool(), () -> Fence.check(writer.c(), res, t1));
+      awaitBlockedBy(observer, writer.pid(), acquirer.pid());
+
+      acquirer.c().commit(); // the version the check found is dead now
+      join(queued);
+      Interleaving.assertBlockedBy(observer, writer.pid(), owner.pid());
+      for (int i = 0; i < 5; i++) {
+        FenceSql.run(
+            owner.c(),
+            "UPDATE fencing.resource SET updated_at = clock_timestamp() WHERE name = ?",
+            res);
+      }
+      Fence.execute(observer, "VACUUM fencing.resource");
+      assertThat(
+              FenceSql.longValue(
+                  observer,
+                  "SELECT count(*) FROM heap_page_items(get_raw_page('fencing.resource',"
+                      + " (?::tid::text::point)[0]::int))"
+                      + " WHERE lp = (?::tid::text::point)[1]::int AND lp_flags = 1"
+                      + " AND t_data IS NOT NULL",
+                  found,
+                  found))
+          .as("the found version %s is still on its page, not pruned", found)
+          .isOne();
+      assertThat(
+              FenceSql.string(
+                  observer, "SELECT ctid::text FROM fencing.resource WHERE name = ?", res))
+          .as("the current version is elsewhere")
+          .isNotEqualTo(found);
+      owner.c().commit();
+
+      Fence.assertFails(STALE, () -> join(check));
+      writer.c().rollback();
+      assertThat(Fence.maxSeen(observer, res)).isEqualTo(t2);
     }
   }
 }
