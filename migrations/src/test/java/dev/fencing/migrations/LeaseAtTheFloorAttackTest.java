@@ -221,4 +221,72 @@ class LeaseAtTheFloorAttackTest extends InterleavingTestBase {
       }
     }
   }
+
+  /**
+   * The key space changed after an acquiring transaction took its snapshot: under REPEATABLE READ
+   * and SERIALIZABLE its try-lock is on the old key (nobody's), so it is the resource row, changed
+   * after the snapshot, that stops it: 40001, nothing issued, while a check in the new key space is
+   * open. Under READ COMMITTED the acquisition reads the new key space, waits for the check, then
+   * issues.
+   */
+  @ParameterizedTest
+  @EnumSource(Isolation.class)
+  void anAcquisitionWhoseSnapshotPredatesAKeySpaceChangeDoesNotSkipTheCheck(Isolation iso)
+      throws SQLException {
+    String res = "floor-attack/key-space/" + iso.tag();
+    try (Connection observer = db.connect();
+        Session writer = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session acquirer = Interleaving.writer(db, iso)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      assertThat(Fence.release(observer, res, t1)).isTrue();
+      long before =
+          FenceSql.longValue(
+              observer, "SELECT lock_space FROM fencing.resource WHERE name = ?", res);
+
+      begin(acquirer, iso);
+      FenceSql.run(acquirer.c(), "SELECT 1"); // its snapshot: the old key space
+      long previous =
+          FenceSql.longValue(
+              observer, "SELECT fencing.set_advisory_key_space(?)", (int) (before + 1));
+      try {
+        assertThat(previous).isEqualTo(before);
+        begin(writer, Isolation.READ_COMMITTED);
+        assertThat(Fence.check(writer.c(), res, t1)).isEqualTo(t1);
+        write(writer, res, t1, "new-space");
+        assertThat(
+                FenceSql.longValue(
+                    observer,
+                    "SELECT count(*) FROM pg_locks WHERE pid = ? AND locktype = 'advisory'"
+                        + " AND classid::bigint = ? AND mode = 'ShareLock'",
+                    writer.pid(),
+                    before + 1))
+            .as("the check's share lock is in the new key space")
+            .isOne();
+        long issued = Fence.count(observer, "SELECT count(*) FROM fencing.issuance");
+
+        if (iso.snapshotPerTransaction()) {
+          assertFails(
+              SERIALIZATION_FAILURE,
+              () -> Fence.tryAcquire(acquirer.c(), res, "holder-b", LEASE, PATIENCE));
+          Interleaving.tryCommit(acquirer);
+          assertThat(Fence.maxSeen(observer, res)).isEqualTo(t1);
+          assertThat(Fence.count(observer, "SELECT count(*) FROM fencing.issuance"))
+              .isEqualTo(issued);
+          writer.c().commit();
+        } else {
+          CompletableFuture<Fence.Acquired> acquire =
+              async(pool(), () -> Fence.tryAcquire(acquirer.c(), res, "holder-b", LEASE, PATIENCE));
+          awaitBlockedBy(observer, acquirer.pid(), writer.pid());
+          writer.c().commit();
+          Fence.Acquired acquired = join(acquire);
+          acquirer.c().commit();
+          assertThat(acquired.acquired()).isTrue();
+          assertThat(acquired.token()).isNotNull().isGreaterThan(t1);
+        }
+        assertThat(writes(observer, res, "new-space")).isOne();
+      } finally {
+        FenceSql.longValue(observer, "SELECT fencing.set_advisory_key_space(?)", (int) before);
+      }
+    }
+  }
 }
