@@ -168,7 +168,8 @@ class MigrationsTest {
               "15 flat accept path true",
               "16 issuance without epoch row lock true",
               "19 lean accept path true",
-              "20 lease at the floor true");
+              "20 lease at the floor true",
+              "23 intervals without months true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
