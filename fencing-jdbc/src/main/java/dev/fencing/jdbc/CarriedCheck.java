@@ -303,28 +303,34 @@ final class CarriedCheck {
       }
       isResultSet = c.getResultSet() != null;
     }
-    Object result;
+    return new Carried(result(name, c, isResultSet), advanced);
+  }
+
+  /**
+   * What the driver's {@code name} returns once {@code s} stands at the statement's first result
+   * ({@code isResultSet}, as {@code getMoreResults} said): {@code execute}'s boolean, {@code
+   * executeQuery}'s result set, or the update count, with the driver's own refusals of a statement
+   * that returned no rows to {@code executeQuery} or rows to {@code executeUpdate}.
+   */
+  static Object result(String name, Statement s, boolean isResultSet) throws SQLException {
     switch (name) {
-      case "execute" -> result = isResultSet;
-      case "executeQuery" -> {
+      case "execute":
+        return isResultSet;
+      case "executeQuery":
         if (!isResultSet) {
           throw new PSQLException(
               GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
         }
-        result = c.getResultSet();
-      }
-      default -> {
+        return s.getResultSet();
+      default:
         if (isResultSet) {
           throw new PSQLException(
               GT.tr("A result was returned when none was expected."), PSQLState.TOO_MANY_RESULTS);
         }
-        result =
-            name.equals("executeLargeUpdate")
-                ? (Object) c.getLargeUpdateCount()
-                : c.getUpdateCount();
-      }
+        return name.equals("executeLargeUpdate")
+            ? (Object) s.getLargeUpdateCount()
+            : s.getUpdateCount();
     }
-    return new Carried(result, advanced);
   }
 
   /**

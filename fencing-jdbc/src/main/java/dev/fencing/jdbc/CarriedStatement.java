@@ -6,9 +6,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.jdbc.PreferQueryMode;
-import org.postgresql.util.GT;
 import org.postgresql.util.PSQLException;
-import org.postgresql.util.PSQLState;
 
 /**
  * The check carried by a plain {@code Statement}'s execution (issue 13): {@code execute(sql)},
@@ -99,27 +97,6 @@ final class CarriedStatement implements CarriedCheck.Carrier {
       advanced = row.getObject(1);
     }
     boolean isResultSet = raw.getMoreResults(); // closes the check's row
-    Object result;
-    switch (name) {
-      case "execute" -> result = isResultSet;
-      case "executeQuery" -> {
-        if (!isResultSet) {
-          throw new PSQLException(
-              GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
-        }
-        result = raw.getResultSet();
-      }
-      default -> {
-        if (isResultSet) {
-          throw new PSQLException(
-              GT.tr("A result was returned when none was expected."), PSQLState.TOO_MANY_RESULTS);
-        }
-        result =
-            name.equals("executeLargeUpdate")
-                ? (Object) raw.getLargeUpdateCount()
-                : raw.getUpdateCount();
-      }
-    }
-    return new CarriedCheck.Carried(result, advanced);
+    return new CarriedCheck.Carried(CarriedCheck.result(name, raw, isResultSet), advanced);
   }
 }
