@@ -70,6 +70,15 @@ final class CarriedCheck {
     default boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
       return mode == PreferQueryMode.SIMPLE;
     }
+
+    /**
+     * Runs a read in autocommit with {@code check} (the commit's {@code check_tokens_if_written},
+     * literal arguments) behind it, as one implicit transaction in one round trip ({@link
+     * CheckedRead}); null if nothing the caller may see was sent (it then runs the long way).
+     */
+    default @Nullable Carried callRead(String check) throws SQLException {
+      return null;
+    }
   }
 
   /** What a carried execution returns to its caller, and what the check returned. */

@@ -28,7 +28,22 @@ final class CheckLiteral {
       quote(b, token.resource());
       return b.append(", ").append(token.value()).append("::bigint)").toString();
     }
-    b.append("SELECT ").append(schema).append(".check_tokens(ARRAY[");
+    return arrays(b, schema, "check_tokens", bindings);
+  }
+
+  /**
+   * {@code SELECT <schema>.check_tokens_if_written(ARRAY[E'<resource>', ...]::text[],
+   * ARRAY[<token>, ...]::bigint[])}: the check a {@code COMMIT} runs, behind a read in autocommit
+   * ({@link CheckedRead}). Arrays also for one token: there is no one-token form of it.
+   */
+  static String ifWritten(String schema, List<FencingContext.Binding> bindings) {
+    return arrays(
+        new StringBuilder(64 + 32 * bindings.size()), schema, "check_tokens_if_written", bindings);
+  }
+
+  private static String arrays(
+      StringBuilder b, String schema, String function, List<FencingContext.Binding> bindings) {
+    b.append("SELECT ").append(schema).append('.').append(function).append("(ARRAY[");
     for (int i = 0; i < bindings.size(); i++) {
       if (i > 0) {
         b.append(", ");
