@@ -13,7 +13,9 @@ import org.postgresql.util.PSQLState;
 import org.postgresql.util.ServerErrorMessage;
 
 /**
- * A plain {@code Statement}'s read in autocommit with tokens bound (issue 13): {@code execute} or
+ * A read in autocommit with tokens bound (issue 13), by a plain {@code Statement} ({@link
+ * CarriedStatement}) or a {@code PreparedStatement} ({@link CarriedCheck}, which prepares the text
+ * below as a statement of its own, the caller's parameters at their places): {@code execute} or
  * {@code executeQuery} of one query ({@code SELECT}, {@code WITH}, {@code VALUES}, {@code TABLE},
  * {@code SHOW}, {@code EXPLAIN}) runs as {@code <sql>\n;SELECT <schema>.check_tokens_if_written(
  * ARRAY[...]::text[], ARRAY[...]::bigint[])} in one round trip: one query message, or statements
@@ -82,36 +84,67 @@ final class CheckedRead {
    */
   static CarriedCheck.@Nullable Carried run(Statement raw, String name, String sql, String check)
       throws SQLException {
-    Field next = NEXT;
-    Field result = RESULT;
-    if (next == null
-        || result == null
-        || !(name.equals("execute") || name.equals("executeQuery"))
-        || !query(sql)
-        || !raw.isWrapperFor(BaseStatement.class)) {
+    if (!carries(raw, name, sql)) {
       return null;
     }
-    Object pg = raw.unwrap(BaseStatement.class);
-    if (!result.getDeclaringClass().isInstance(pg)) {
-      return null;
-    }
-    int semicolon = sql.indexOf(';');
-    String body = semicolon < 0 ? sql : sql.substring(0, semicolon);
+    String body = body(sql);
     try {
-      // a newline first: a line comment at the end of the caller's text ends there
-      raw.execute(body + "\n;" + check);
+      raw.execute(text(sql, check));
     } catch (PSQLException e) {
-      ServerErrorMessage server = e.getServerErrorMessage();
-      if (server != null
-          && "42601".equals(e.getSQLState())
-          && server.getPosition() > body.codePointCount(0, body.length())) {
-        return null; // the syntax error is at the end of the caller's text: its own message
+      if (pastTheEnd(e, body)) {
+        return null;
       }
       throw e;
     }
+    return results(raw, name);
+  }
+
+  /** Whether {@code s} can run {@code name} of {@code sql} with the check behind it. */
+  static boolean carries(Statement s, String name, String sql) throws SQLException {
+    return NEXT != null
+        && RESULT != null
+        && (name.equals("execute") || name.equals("executeQuery"))
+        && query(sql)
+        && s.isWrapperFor(BaseStatement.class)
+        && RESULT.getDeclaringClass().isInstance(s.unwrap(BaseStatement.class));
+  }
+
+  /** {@code sql} up to its first {@code ;} (one statement: only blanks and {@code ;}s after). */
+  static String body(String sql) {
+    int semicolon = sql.indexOf(';');
+    return semicolon < 0 ? sql : sql.substring(0, semicolon);
+  }
+
+  /** The read, then the check: a newline first, which ends a line comment at the read's end. */
+  static String text(String sql, String check) {
+    return body(sql) + "\n;" + check;
+  }
+
+  /**
+   * Whether {@code e} is a syntax error the server places at or past the end of the caller's {@code
+   * body}: unfenced it would say "at end of input"; with the check behind it names the {@code ;}.
+   * Run the read again the long way (the failed message changed nothing).
+   */
+  static boolean pastTheEnd(PSQLException e, String body) {
+    ServerErrorMessage server = e.getServerErrorMessage();
+    return server != null
+        && "42601".equals(e.getSQLState())
+        && server.getPosition() > body.codePointCount(0, body.length());
+  }
+
+  /**
+   * After {@code s} executed {@link #text}: reads and closes the check's row, unlinks it from the
+   * driver's results, and returns what {@code name} returns unfenced with what the check returned.
+   */
+  static CarriedCheck.Carried results(Statement s, String name) throws SQLException {
+    Field next = NEXT;
+    Field result = RESULT;
+    if (next == null || result == null) {
+      throw new SQLException("cannot read the driver's results", "XX000");
+    }
     ResultWrapper first;
     try {
-      first = (ResultWrapper) result.get(pg);
+      first = (ResultWrapper) result.get(s.unwrap(BaseStatement.class));
     } catch (IllegalAccessException e) {
       throw new SQLException("cannot read the driver's results", "XX000", e);
     }
@@ -133,7 +166,7 @@ final class CheckedRead {
       if (!isResultSet) {
         throw new PSQLException(GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
       }
-      return new CarriedCheck.Carried(raw.getResultSet(), advanced);
+      return new CarriedCheck.Carried(s.getResultSet(), advanced);
     }
     return new CarriedCheck.Carried(isResultSet, advanced);
   }

@@ -299,9 +299,11 @@ class CarriedCheckMatrixTest {
   /**
    * A zombie's read in autocommit that hides a write (a view calling a writing function, an
    * operator): the read and the commit's check behind it run as one implicit transaction, one round
-   * trip with no Sync between; the check refuses (ZF001), the implicit transaction rolls back with
-   * the hidden write, the refusal is recorded. A read that writes nothing is not refused, also one
-   * round trip. Under every setting's autocommit and every default isolation level.
+   * trip with no Sync between (a {@code PreparedStatement}'s under {@code simple}: in the wrapper's
+   * transaction block, its check-and-COMMIT after it); the check refuses (ZF001), the implicit
+   * transaction rolls back with the hidden write, the refusal is recorded. A read that writes
+   * nothing is not refused, also one round trip. Under every setting's autocommit and every default
+   * isolation level.
    */
   @ParameterizedTest(name = "autocommit={0} {1} autosave={2} isolation={3}")
   @MethodSource("zombieSettings")
@@ -320,6 +322,15 @@ class CarriedCheckMatrixTest {
     reads.put("executeQuery of an operator", s -> s.executeQuery("SELECT 1 #+# 2 AS r"));
     reads.put(
         "executeQuery with a line comment last", s -> s.executeQuery("SELECT r FROM m_hidden --"));
+    reads.put(
+        "PreparedStatement.executeQuery of a view",
+        s -> {
+          try (PreparedStatement ps =
+              s.getConnection().prepareStatement("SELECT r + ? FROM m_hidden")) {
+            ps.setInt(1, 1);
+            return ps.executeQuery();
+          }
+        });
     try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
         Connection c = FencedDataSource.wrap(driver).getConnection();
         RoundTrips trips = new RoundTrips()) {
@@ -333,7 +344,12 @@ class CarriedCheckMatrixTest {
             .isEqualTo("ZF001");
         List<String> sent = trips.sent();
         int statement = indexOf(sent, "m_hidden", "#+#");
-        int check = indexOf(sent, "check_tokens_if_written(ARRAY[E'" + zombie + "'");
+        // a prepared statement's under simple: the wrapper's transaction, the check bound
+        int check =
+            indexOf(
+                sent,
+                "check_tokens_if_written(ARRAY[E'" + zombie + "'",
+                "check_tokens_if_written(ARRAY[('" + zombie + "')");
         assertThat(statement).as("%s: %s", read.getKey(), sent).isNotNegative();
         assertThat(check)
             .as("%s: the commit's check sent after the read: %s", read.getKey(), sent)
@@ -411,6 +427,51 @@ class CarriedCheckMatrixTest {
             "INSERT INTO m (v) SELECT generate_series(1, ?)",
             ps -> ps.executeLargeUpdate() + " " + drain(ps)));
     ops.put("trailing semicolon", carried(insert + ";", ps -> ps.executeUpdate()));
+    // reads in autocommit: the commit's check behind them, one implicit transaction (not simple)
+    ops.put(
+        "executeQuery of a read",
+        carried("SELECT g AS r FROM generate_series(1, ?) g", ps -> rows(ps.executeQuery())));
+    ops.put(
+        "execute of a read",
+        carried("SELECT ?::int AS a, 'x' AS b", ps -> ps.execute() + " " + drain(ps)));
+    ops.put(
+        "executeQuery of a view that writes",
+        carried(
+            "SELECT r + ? AS r FROM m_hidden",
+            ps -> {
+              ResultSet rs = ps.executeQuery();
+              return (rs.getStatement() == ps) + " " + rows(rs) + " " + drain(ps);
+            }));
+    ops.put(
+        "execute of an operator that writes, a comment last",
+        carried("SELECT 1 #+# ? AS r -- the end", ps -> ps.execute() + " " + drain(ps)));
+    ops.put(
+        "read, maxRows, executed twice",
+        carried(
+            "SELECT g FROM generate_series(1, ?) g ;",
+            ps -> {
+              ps.setMaxRows(2);
+              String first = rows(ps.executeQuery());
+              ps.setInt(1, 3);
+              return first + rows(ps.executeQuery()) + drain(ps);
+            },
+            2)); // simple: each execution its transaction block and COMMIT
+    ops.put(
+        "read, an error with its position",
+        carried(
+            "SELECT ? + no_such_column",
+            ps -> ps.executeQuery(),
+            UNCOUNTED)); // simple: the rollbacks after the error depend on autosave
+    ops.put(
+        "read, a parameter unset",
+        carried(
+            "SELECT ?::int + ?::int",
+            ps -> {
+              ps.clearParameters();
+              ps.setInt(2, 1);
+              return ps.executeQuery();
+            },
+            0)); // refused before anything is sent
     ops.put(
         "parameter types, executed twice",
         new Case(
@@ -957,6 +1018,14 @@ class CarriedCheckMatrixTest {
 
   /** A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried. */
   private static Case carried(String sql, PreparedBody body) {
+    return carried(sql, body, 1);
+  }
+
+  /**
+   * As {@link #carried(String, PreparedBody)}, {@code extraInAutocommit} round trips more than
+   * unfenced where it cannot carry in autocommit ({@code simple}).
+   */
+  private static Case carried(String sql, PreparedBody body, int extraInAutocommit) {
     return new Case(
         (c, seen) -> {
           try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -969,7 +1038,7 @@ class CarriedCheckMatrixTest {
           }
         },
         0,
-        1,
+        extraInAutocommit,
         true);
   }
 }
