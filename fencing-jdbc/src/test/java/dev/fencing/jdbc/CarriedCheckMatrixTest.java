@@ -31,6 +31,7 @@ import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -372,6 +373,31 @@ class CarriedCheckMatrixTest {
     assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
         .as("every refusal recorded")
         .isEqualTo(reads.size());
+  }
+
+  /**
+   * The trailing check's test of "did the read write" cannot be stood in for by a function on the
+   * search path: with {@code pg_current_xact_id_if_assigned()} of the application's own schema
+   * first (pretending nothing was written), a zombie's hidden write is still refused.
+   */
+  @Test
+  void theReadsTestOfAWriteIgnoresFunctionsOnTheSearchPath() throws Exception {
+    exec(plain, "CREATE SCHEMA IF NOT EXISTS shadow");
+    exec(
+        plain,
+        "CREATE OR REPLACE FUNCTION shadow.pg_current_xact_id_if_assigned() RETURNS xid8"
+            + " LANGUAGE sql AS 'SELECT NULL::xid8'");
+    exec(plain, "GRANT USAGE ON SCHEMA shadow TO PUBLIC");
+    String zombie = externalResource(plain, "carried-matrix-shadow", 6);
+    exec(plain, "TRUNCATE m RESTART IDENTITY");
+    PGSimpleDataSource driver = MatrixFixture.driver(db, PreferQueryMode.EXTENDED, AutoSave.NEVER);
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection()) {
+      exec(c, "SET search_path = shadow, pg_catalog, public");
+      assertThatThrownBy(() -> run(c, s -> s.executeQuery("SELECT r FROM m_hidden")))
+          .isInstanceOf(StaleFencingTokenException.class);
+    }
+    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM m")).isZero();
   }
 
   private static int indexOf(List<String> sent, String... any) {
