@@ -11,8 +11,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLXML;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Calendar;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
@@ -70,6 +72,15 @@ final class CarriedCheck {
     default boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
       return mode == PreferQueryMode.SIMPLE;
     }
+
+    /**
+     * Runs a read in autocommit with {@code check} (the commit's {@code check_tokens_if_written},
+     * literal arguments) behind it, as one implicit transaction in one round trip ({@link
+     * CheckedRead}); null if nothing the caller may see was sent (it then runs the long way).
+     */
+    default @Nullable Carried callRead(String check) throws SQLException {
+      return null;
+    }
   }
 
   /** What a carried execution returns to its caller, and what the check returned. */
@@ -92,6 +103,9 @@ final class CarriedCheck {
   private final Map<String, PreparedStatement> combined = new HashMap<>(2);
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
+  // a read in autocommit with the commit's check (literal) behind it, and that check's text
+  private @Nullable PreparedStatement trailing;
+  private @Nullable String trailingCheck;
 
   private CarriedCheck(
       Connection connection, PreparedStatement raw, String sql, String @Nullable [] keyColumns) {
@@ -256,23 +270,11 @@ final class CarriedCheck {
     c.clearParameters();
     c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
     c.setObject(2, check.second());
-    for (Map.Entry<Integer, Param> p : params.entrySet()) {
-      Object[] args = p.getValue().args().clone();
-      args[0] = p.getKey() + 2;
-      try {
-        Delegation.invoke(c, p.getValue().setter(), args);
-      } catch (SQLException | RuntimeException | Error e) {
-        throw e;
-      } catch (Throwable e) {
-        throw new SQLException(e);
-      }
-    }
+    replay(c, 2);
     // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
     c.setMaxRows(update ? 1 : raw.getMaxRows());
     keys = null; // the driver closes them at the next execution
-    c.setQueryTimeout(raw.getQueryTimeout());
-    c.setMaxFieldSize(raw.getMaxFieldSize());
-    c.setFetchDirection(raw.getFetchDirection());
+    settings(c);
     switchTo(c);
     try {
       c.execute();
@@ -333,6 +335,72 @@ final class CarriedCheck {
     }
   }
 
+  /** Sets the caller's parameters on {@code c}, each {@code shift} places on. */
+  private void replay(PreparedStatement c, int shift) throws SQLException {
+    for (Map.Entry<Integer, Param> p : params.entrySet()) {
+      Object[] args = p.getValue().args().clone();
+      args[0] = p.getKey() + shift;
+      try {
+        Delegation.invoke(c, p.getValue().setter(), args);
+      } catch (SQLException | RuntimeException | Error e) {
+        throw e;
+      } catch (Throwable e) {
+        throw new SQLException(e);
+      }
+    }
+  }
+
+  private void settings(PreparedStatement c) throws SQLException {
+    c.setQueryTimeout(raw.getQueryTimeout());
+    c.setMaxFieldSize(raw.getMaxFieldSize());
+    c.setFetchDirection(raw.getFetchDirection());
+  }
+
+  /**
+   * Runs {@code name}, a read in autocommit, with {@code check} (the commit's, literal arguments)
+   * behind it as one implicit transaction ({@link CheckedRead}): {@code <sql>\n;<check>} prepared
+   * once per check text (a new token, a new statement), the caller's parameters at their places.
+   * Null if nothing the caller may see was sent: with generated keys, a fetch size, or where pgjdbc
+   * could Sync between the two ({@link SyncSplit}).
+   */
+  private @Nullable Carried runRead(String name, String check) throws SQLException {
+    if (keyColumns != null || raw.getFetchSize() != 0 || !CheckedRead.carries(raw, name, sql)) {
+      return null;
+    }
+    PreparedStatement t = trailing;
+    if (t == null || !check.equals(trailingCheck)) {
+      if (t != null) {
+        if (current == t) {
+          switchTo(raw);
+        }
+        t.close();
+      }
+      t = connection.prepareStatement(CheckedRead.text(sql, check));
+      trailing = t;
+      trailingCheck = check;
+    }
+    if (SyncSplit.possible(t, SyncSplit.preparedQuery(t))) {
+      return null;
+    }
+    t.clearParameters();
+    replay(t, 0);
+    t.setMaxRows(raw.getMaxRows());
+    settings(t);
+    switchTo(t);
+    try {
+      t.execute();
+    } catch (PSQLException e) {
+      if (e.getServerErrorMessage() == null
+              && PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())
+          || CheckedRead.pastTheEnd(e, CheckedRead.body(sql))) {
+        switchTo(raw); // a parameter unset (nothing sent), or a syntax error to report as unfenced
+        return null;
+      }
+      throw e;
+    }
+    return CheckedRead.results(t, name);
+  }
+
   /**
    * The combined statement of {@code checkSql}, prepared once (no round trip: pgjdbc parses it on
    * the client); null if the statement is never carried.
@@ -368,6 +436,11 @@ final class CarriedCheck {
       @Override
       public @Nullable Carried call(CheckArguments check) throws SQLException {
         return run(name, check);
+      }
+
+      @Override
+      public @Nullable Carried callRead(String check) throws SQLException {
+        return runRead(name, check);
       }
 
       @Override
@@ -420,7 +493,11 @@ final class CarriedCheck {
 
   void close() throws SQLException {
     SQLException failed = null;
-    for (PreparedStatement c : combined.values()) {
+    List<PreparedStatement> all = new ArrayList<>(combined.values());
+    if (trailing != null) {
+      all.add(trailing);
+    }
+    for (PreparedStatement c : all) {
       try {
         c.close();
       } catch (SQLException e) {
@@ -439,6 +516,10 @@ final class CarriedCheck {
   void cancel() throws SQLException {
     for (PreparedStatement c : combined.values()) {
       c.cancel(); // the driver's cancel of an idle statement does nothing
+    }
+    PreparedStatement t = trailing;
+    if (t != null) {
+      t.cancel();
     }
   }
 

@@ -66,11 +66,21 @@ final class CarriedStatement implements CarriedCheck.Carrier {
   }
 
   @Override
+  public CarriedCheck.@Nullable Carried callRead(String check) throws SQLException {
+    return plainResults() ? CheckedRead.run(raw, name, sql, check) : null;
+  }
+
+  /** Whether the results are the driver's plainest: no cursor, no closing on completion. */
+  private boolean plainResults() throws SQLException {
+    return raw.getFetchSize() == 0
+        && !raw.isCloseOnCompletion()
+        && raw.getResultSetType() == ResultSet.TYPE_FORWARD_ONLY
+        && raw.getResultSetConcurrency() == ResultSet.CONCUR_READ_ONLY;
+  }
+
+  @Override
   public CarriedCheck.@Nullable Carried call(CheckArguments check) throws SQLException {
-    if (raw.getFetchSize() != 0
-        || raw.isCloseOnCompletion()
-        || raw.getResultSetType() != ResultSet.TYPE_FORWARD_ONLY
-        || raw.getResultSetConcurrency() != ResultSet.CONCUR_READ_ONLY) {
+    if (!plainResults()) {
       return null;
     }
     boolean update = name.equals("executeUpdate") || name.equals("executeLargeUpdate");

@@ -28,7 +28,33 @@ final class CheckLiteral {
       quote(b, token.resource());
       return b.append(", ").append(token.value()).append("::bigint)").toString();
     }
-    b.append("SELECT ").append(schema).append(".check_tokens(ARRAY[");
+    return arrays(b, schema, "check_tokens", bindings);
+  }
+
+  /**
+   * {@code SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE
+   * <schema>.check_tokens_if_written(ARRAY[E'<resource>', ...]::text[], ARRAY[<token>,
+   * ...]::bigint[]) END}: the check a {@code COMMIT} runs, behind a read in autocommit ({@link
+   * CheckedRead}). Arrays also for one token: there is no one-token form of it.
+   */
+  static String ifWritten(String schema, List<FencingContext.Binding> bindings) {
+    String check =
+        arrays(
+            new StringBuilder(64 + 32 * bindings.size()),
+            schema,
+            "check_tokens_if_written",
+            bindings);
+    // The function's own first test, in SQL: a read that wrote nothing calls no function (a
+    // SECURITY DEFINER function with its own search_path costs the backend more than the read).
+    // pg_catalog named, so no function on the search path can stand in for it.
+    return "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE "
+        + check.substring("SELECT ".length())
+        + " END";
+  }
+
+  private static String arrays(
+      StringBuilder b, String schema, String function, List<FencingContext.Binding> bindings) {
+    b.append("SELECT ").append(schema).append('.').append(function).append("(ARRAY[");
     for (int i = 0; i < bindings.size(); i++) {
       if (i > 0) {
         b.append(", ");

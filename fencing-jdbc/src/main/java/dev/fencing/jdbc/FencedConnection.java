@@ -219,7 +219,26 @@ final class FencedConnection implements InvocationHandler {
       tx.beforeRun(context, kind);
       return run(call, kind);
     }
-    if (carrier != null && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
+    if (carrier != null
+        && !kind.mayWrite()
+        && !kind.endsTransaction()
+        && !kind.rollsBackToSavepoint()
+        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
+      // A read, its commit's check behind it as one implicit transaction: a write it hides is
+      // checked before that transaction commits. One round trip, as unfenced.
+      Object read;
+      try {
+        read = tx.readCarried(context, carrier);
+      } catch (Throwable e) {
+        tx.endTransaction();
+        throw e;
+      }
+      if (read != TransactionChecks.NOT_CARRIED) {
+        tx.endTransaction();
+        checker.recordPending(raw);
+        return read;
+      }
+    } else if (carrier != null && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;

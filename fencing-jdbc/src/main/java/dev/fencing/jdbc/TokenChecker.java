@@ -139,6 +139,17 @@ final class TokenChecker {
   }
 
   /**
+   * The commit's check of {@code bindings} with literal arguments, to send behind a read in
+   * autocommit ({@link CheckedRead}), after refusing any binding whose lease is known lost (as the
+   * commit's check does).
+   */
+  String checkIfWrittenLiteral(Connection connection, List<FencingContext.Binding> bindings)
+      throws SQLException {
+    refuseLostLeases(connection, bindings);
+    return CheckLiteral.ifWritten(schema, bindings);
+  }
+
+  /**
    * The failure of a statement that carried the check of {@code bindings}: a refusal (the check's,
    * or one the statement itself met) rolled back, recorded and translated as {@link #check} does;
    * anything else as it is.
@@ -151,7 +162,8 @@ final class TokenChecker {
             && server != null
             && server.getWhere() != null
             && (server.getWhere().contains(".check_one(")
-                || server.getWhere().contains(".check_tokens("));
+                || server.getWhere().contains(".check_tokens(")
+                || server.getWhere().contains(".check_tokens_if_written("));
     FencingRefusedException refusal =
         FencingExceptions.translate(
             e,

@@ -187,6 +187,29 @@ final class TransactionChecks {
   }
 
   /**
+   * A read in autocommit, run by {@code carrier} with the commit's check behind it as one implicit
+   * transaction (one round trip, {@link CheckedRead}); {@link #NOT_CARRIED} if the carrier sent
+   * nothing the caller may see.
+   */
+  @Nullable Object readCarried(FencingContext context, CarriedCheck.Carrier carrier)
+      throws SQLException {
+    List<FencingContext.Binding> bindings = context.bindings();
+    String check = checker.checkIfWrittenLiteral(raw, bindings); // refuses a lease known lost
+    long start = System.nanoTime();
+    CarriedCheck.Carried carried;
+    try {
+      carried = carrier.callRead(check);
+    } catch (SQLException e) {
+      throw checker.carriedFailed(raw, e, bindings);
+    }
+    if (carried == null) {
+      return NOT_CARRIED;
+    }
+    checker.carried(bindings.size(), carried.advanced(), System.nanoTime() - start);
+    return carried.result();
+  }
+
+  /**
    * The bindings of {@code context} the open transaction has not checked (or whose lease is lost).
    */
   private List<FencingContext.Binding> toCheck(FencingContext context) {

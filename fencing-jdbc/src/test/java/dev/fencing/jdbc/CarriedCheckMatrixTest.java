@@ -31,6 +31,7 @@ import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -66,6 +67,13 @@ class CarriedCheckMatrixTest {
         plain,
         "CREATE FUNCTION m_add(p int) RETURNS int LANGUAGE plpgsql AS"
             + " 'BEGIN INSERT INTO m (v) VALUES (p); RAISE WARNING ''added %'', p; RETURN p * 2; END'");
+    // writes the text does not show (issue 13's blind spots), read by a plain statement
+    exec(plain, "CREATE VIEW m_hidden AS SELECT m_add(3) AS r");
+    exec(
+        plain,
+        "CREATE FUNCTION m_op(a int, b int) RETURNS int LANGUAGE sql"
+            + " AS 'INSERT INTO m (v) VALUES (a + b) RETURNING a + b'");
+    exec(plain, "CREATE OPERATOR #+# (LEFTARG = int, RIGHTARG = int, FUNCTION = m_op)");
     resource = externalResource(plain, "carried-matrix", 5);
   }
 
@@ -289,6 +297,109 @@ class CarriedCheckMatrixTest {
         .isEqualTo(writes.size());
   }
 
+  /**
+   * A zombie's read in autocommit that hides a write (a view calling a writing function, an
+   * operator): the read and the commit's check behind it run as one implicit transaction, one round
+   * trip with no Sync between (a {@code PreparedStatement}'s under {@code simple}: in the wrapper's
+   * transaction block, its check-and-COMMIT after it); the check refuses (ZF001), the implicit
+   * transaction rolls back with the hidden write, the refusal is recorded. A read that writes
+   * nothing is not refused, also one round trip. Under every setting's autocommit and every default
+   * isolation level.
+   */
+  @ParameterizedTest(name = "autocommit={0} {1} autosave={2} isolation={3}")
+  @MethodSource("zombieSettings")
+  void aZombiesHiddenWriteReadInAutocommitIsRefusedInOneRoundTrip(
+      boolean autoCommit, PreferQueryMode mode, AutoSave autosave, int isolation) throws Exception {
+    if (!autoCommit) {
+      return; // in a transaction the commit checks it (BlindSpotTest); settings() pairs both
+    }
+    String zombie =
+        externalResource(plain, "carried-matrix-read-" + mode + autosave + isolation, 6);
+    PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
+    exec(plain, "TRUNCATE m RESTART IDENTITY");
+    Map<String, StatementBody> reads = new LinkedHashMap<>();
+    reads.put("executeQuery of a view", s -> s.executeQuery("SELECT r FROM m_hidden"));
+    reads.put("execute of a view", s -> s.execute("SELECT r FROM m_hidden"));
+    reads.put("executeQuery of an operator", s -> s.executeQuery("SELECT 1 #+# 2 AS r"));
+    reads.put(
+        "executeQuery with a line comment last", s -> s.executeQuery("SELECT r FROM m_hidden --"));
+    reads.put(
+        "PreparedStatement.executeQuery of a view",
+        s -> {
+          try (PreparedStatement ps =
+              s.getConnection().prepareStatement("SELECT r + ? FROM m_hidden")) {
+            ps.setInt(1, 1);
+            return ps.executeQuery();
+          }
+        });
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      c.setTransactionIsolation(isolation);
+      for (Map.Entry<String, StatementBody> read : reads.entrySet()) {
+        trips.reset();
+        assertThatThrownBy(() -> run(c, read.getValue()))
+            .as(read.getKey())
+            .isInstanceOf(StaleFencingTokenException.class)
+            .extracting(e -> ((SQLException) e).getSQLState())
+            .isEqualTo("ZF001");
+        List<String> sent = trips.sent();
+        int statement = indexOf(sent, "m_hidden", "#+#");
+        // a prepared statement's under simple: the wrapper's transaction, the check bound
+        int check =
+            indexOf(
+                sent,
+                "check_tokens_if_written(ARRAY[E'" + zombie + "'",
+                "check_tokens_if_written(ARRAY[('" + zombie + "')");
+        assertThat(statement).as("%s: %s", read.getKey(), sent).isNotNegative();
+        assertThat(check)
+            .as("%s: the commit's check sent after the read: %s", read.getKey(), sent)
+            .isGreaterThanOrEqualTo(statement);
+        assertThat(sent.subList(statement, check))
+            .as("%s: in the same implicit transaction: %s", read.getKey(), sent)
+            .noneMatch(m -> m.contains("FE=> Sync"));
+        assertThat(c.getAutoCommit()).isTrue();
+        trips.reset();
+        try (Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("SELECT count(*) FROM m")) {
+          assertThat(trips.count()).as("a read that writes nothing: one round trip").isEqualTo(1);
+          assertThat(rows(rs)).as("%s: nothing written", read.getKey()).isEqualTo("[(count=0)]");
+        }
+      }
+    }
+    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM m"))
+        .as("nothing of the zombie written")
+        .isZero();
+    assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
+        .as("every refusal recorded")
+        .isEqualTo(reads.size());
+  }
+
+  /**
+   * The trailing check's test of "did the read write" cannot be stood in for by a function on the
+   * search path: with {@code pg_current_xact_id_if_assigned()} of the application's own schema
+   * first (pretending nothing was written), a zombie's hidden write is still refused.
+   */
+  @Test
+  void theReadsTestOfAWriteIgnoresFunctionsOnTheSearchPath() throws Exception {
+    exec(plain, "CREATE SCHEMA IF NOT EXISTS shadow");
+    exec(
+        plain,
+        "CREATE OR REPLACE FUNCTION shadow.pg_current_xact_id_if_assigned() RETURNS xid8"
+            + " LANGUAGE sql AS 'SELECT NULL::xid8'");
+    exec(plain, "GRANT USAGE ON SCHEMA shadow TO PUBLIC");
+    String zombie = externalResource(plain, "carried-matrix-shadow", 6);
+    exec(plain, "TRUNCATE m RESTART IDENTITY");
+    PGSimpleDataSource driver = MatrixFixture.driver(db, PreferQueryMode.EXTENDED, AutoSave.NEVER);
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection()) {
+      exec(c, "SET search_path = shadow, pg_catalog, public");
+      assertThatThrownBy(() -> run(c, s -> s.executeQuery("SELECT r FROM m_hidden")))
+          .isInstanceOf(StaleFencingTokenException.class);
+    }
+    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM m")).isZero();
+  }
+
   private static int indexOf(List<String> sent, String... any) {
     for (int i = 0; i < sent.size(); i++) {
       for (String a : any) {
@@ -342,6 +453,51 @@ class CarriedCheckMatrixTest {
             "INSERT INTO m (v) SELECT generate_series(1, ?)",
             ps -> ps.executeLargeUpdate() + " " + drain(ps)));
     ops.put("trailing semicolon", carried(insert + ";", ps -> ps.executeUpdate()));
+    // reads in autocommit: the commit's check behind them, one implicit transaction (not simple)
+    ops.put(
+        "executeQuery of a read",
+        carried("SELECT g AS r FROM generate_series(1, ?) g", ps -> rows(ps.executeQuery())));
+    ops.put(
+        "execute of a read",
+        carried("SELECT ?::int AS a, 'x' AS b", ps -> ps.execute() + " " + drain(ps)));
+    ops.put(
+        "executeQuery of a view that writes",
+        carried(
+            "SELECT r + ? AS r FROM m_hidden",
+            ps -> {
+              ResultSet rs = ps.executeQuery();
+              return (rs.getStatement() == ps) + " " + rows(rs) + " " + drain(ps);
+            }));
+    ops.put(
+        "execute of an operator that writes, a comment last",
+        carried("SELECT 1 #+# ? AS r -- the end", ps -> ps.execute() + " " + drain(ps)));
+    ops.put(
+        "read, maxRows, executed twice",
+        carried(
+            "SELECT g FROM generate_series(1, ?) g ;",
+            ps -> {
+              ps.setMaxRows(2);
+              String first = rows(ps.executeQuery());
+              ps.setInt(1, 3);
+              return first + rows(ps.executeQuery()) + drain(ps);
+            },
+            2)); // simple: each execution its transaction block and COMMIT
+    ops.put(
+        "read, an error with its position",
+        carried(
+            "SELECT ? + no_such_column",
+            ps -> ps.executeQuery(),
+            UNCOUNTED)); // simple: the rollbacks after the error depend on autosave
+    ops.put(
+        "read, a parameter unset",
+        carried(
+            "SELECT ?::int + ?::int",
+            ps -> {
+              ps.clearParameters();
+              ps.setInt(2, 1);
+              return ps.executeQuery();
+            },
+            0)); // refused before anything is sent
     ops.put(
         "parameter types, executed twice",
         new Case(
@@ -777,6 +933,66 @@ class CarriedCheckMatrixTest {
             1,
             false,
             true));
+    // reads in autocommit: the commit's check behind them, one implicit transaction
+    ops.put(
+        "Statement.executeQuery of a read",
+        plain(s -> rows(s.executeQuery("SELECT g AS r FROM generate_series(1, 3) g")) + drain(s)));
+    ops.put(
+        "Statement.execute of a read",
+        plain(s -> s.execute("SELECT 1 AS a, 'x' AS b") + " " + drain(s)));
+    ops.put(
+        "Statement.executeQuery of a view that writes",
+        plain(
+            s -> {
+              ResultSet rs = s.executeQuery("SELECT r FROM m_hidden");
+              return (rs.getStatement() == s) + " " + rows(rs) + " " + drain(s);
+            }));
+    ops.put(
+        "Statement.execute of an operator that writes",
+        plain(s -> s.execute("SELECT 1 #+# 2 AS r") + " " + drain(s)));
+    ops.put(
+        "Statement read, a line comment last",
+        plain(s -> rows(s.executeQuery("SELECT r FROM m_hidden -- the end"))));
+    ops.put(
+        "Statement read, trailing semicolon and comments",
+        plain(s -> rows(s.executeQuery("/* first */ (SELECT 4 AS r) ;  "))));
+    ops.put(
+        "Statement read, maxRows",
+        plain(
+            s -> {
+              s.setMaxRows(2);
+              return rows(s.executeQuery("SELECT g FROM generate_series(1, 5) g")) + drain(s);
+            }));
+    ops.put(
+        "Statement read, executed twice",
+        plain(
+            s -> {
+              ResultSet first = s.executeQuery("SELECT r FROM m_hidden");
+              String warned = String.valueOf(s.getWarnings());
+              ResultSet second = s.executeQuery("VALUES (1), (2)");
+              return warned + " " + first.isClosed() + " " + rows(second) + drain(s);
+            }));
+    ops.put(
+        "Statement read, executeQuery of SHOW",
+        plain(s -> rows(s.executeQuery("SHOW standard_conforming_strings"))));
+    ops.put(
+        "Statement read, an error with its position",
+        plain(s -> s.executeQuery("SELECT 1 + no_such_column")));
+    ops.put(
+        "Statement read, a division by zero in a row",
+        plain(s -> rows(s.executeQuery("SELECT 1 / (g - 2) FROM generate_series(1, 3) g"))));
+    ops.put(
+        "Statement read, a syntax error at its end (run again the long way)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                seen.add(String.valueOf(s.executeQuery("SELECT 1 +")));
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the failed try, then the wrapper's transaction
+            false,
+            true));
     // falling back to the check of its own
     ops.put(
         "Statement of two statements (not carried)",
@@ -828,6 +1044,14 @@ class CarriedCheckMatrixTest {
 
   /** A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried. */
   private static Case carried(String sql, PreparedBody body) {
+    return carried(sql, body, 1);
+  }
+
+  /**
+   * As {@link #carried(String, PreparedBody)}, {@code extraInAutocommit} round trips more than
+   * unfenced where it cannot carry in autocommit ({@code simple}).
+   */
+  private static Case carried(String sql, PreparedBody body, int extraInAutocommit) {
     return new Case(
         (c, seen) -> {
           try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -840,7 +1064,7 @@ class CarriedCheckMatrixTest {
           }
         },
         0,
-        1,
+        extraInAutocommit,
         true);
   }
 }
