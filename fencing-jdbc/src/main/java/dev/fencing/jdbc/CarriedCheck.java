@@ -1,18 +1,12 @@
 package dev.fencing.jdbc;
 
-import java.io.InputStream;
-import java.io.Reader;
 import java.lang.reflect.Method;
-import java.sql.Blob;
-import java.sql.Clob;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLXML;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Calendar;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,9 +80,6 @@ final class CarriedCheck {
   /** What a carried execution returns to its caller, and what the check returned. */
   record Carried(@Nullable Object result, @Nullable Object advanced) {}
 
-  /** A setter call to replay: {@code setter} with {@code args} (the index first). */
-  private record Param(Method setter, Object[] args) {}
-
   private final Connection connection;
   private final PreparedStatement raw;
   private final String sql;
@@ -96,8 +87,7 @@ final class CarriedCheck {
   private final String @Nullable [] keyColumns;
   // the generated keys of the combined statement's last execution
   private @Nullable ResultSet keys;
-  private final Map<Integer, Param> params = new HashMap<>();
-  private boolean replayable = true;
+  private final RecordedParameters params = new RecordedParameters();
   private boolean stopped;
   // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once
   private final Map<String, PreparedStatement> combined = new HashMap<>(2);
@@ -190,38 +180,11 @@ final class CarriedCheck {
 
   /** Records a call the driver's statement accepted, if it sets a parameter. */
   void called(Method method, Object @Nullable [] args) {
-    if (args == null
-        || args.length < 2
-        || !(args[0] instanceof Integer index)
-        || !method.getName().startsWith("set")
-        || method.getParameterTypes()[0] != int.class) {
-      return;
-    }
-    Object[] copy = args.clone();
-    for (int i = 1; i < copy.length; i++) {
-      Object a = copy[i];
-      if (a instanceof InputStream
-          || a instanceof Reader
-          || a instanceof Blob
-          || a instanceof Clob
-          || a instanceof SQLXML) {
-        replayable = false; // read once by the driver
-      } else if (a instanceof byte[] bytes) {
-        copy[i] = bytes.clone();
-      } else if (a instanceof java.util.Date date) {
-        copy[i] = date.clone();
-      } else if (a instanceof Calendar calendar) {
-        copy[i] = calendar.clone();
-      } else if (a instanceof Object[] array) {
-        copy[i] = array.clone();
-      }
-    }
-    params.put(index, new Param(method, copy));
+    params.called(method, args);
   }
 
   void clearParameters() {
     params.clear();
-    replayable = true;
   }
 
   /**
@@ -241,7 +204,7 @@ final class CarriedCheck {
   /** Whether this execution ({@code name} with {@code args}) can carry the check. */
   boolean canCarry(String name, Object @Nullable [] args) {
     return (args == null || args.length == 0)
-        && replayable
+        && params.replayable()
         && !stopped
         && (name.equals("execute")
             || name.equals("executeQuery")
@@ -270,7 +233,7 @@ final class CarriedCheck {
     c.clearParameters();
     c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
     c.setObject(2, check.second());
-    replay(c, 2);
+    params.replay(c, 2);
     // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
     c.setMaxRows(update ? 1 : raw.getMaxRows());
     keys = null; // the driver closes them at the next execution
@@ -335,21 +298,6 @@ final class CarriedCheck {
     }
   }
 
-  /** Sets the caller's parameters on {@code c}, each {@code shift} places on. */
-  private void replay(PreparedStatement c, int shift) throws SQLException {
-    for (Map.Entry<Integer, Param> p : params.entrySet()) {
-      Object[] args = p.getValue().args().clone();
-      args[0] = p.getKey() + shift;
-      try {
-        Delegation.invoke(c, p.getValue().setter(), args);
-      } catch (SQLException | RuntimeException | Error e) {
-        throw e;
-      } catch (Throwable e) {
-        throw new SQLException(e);
-      }
-    }
-  }
-
   private void settings(PreparedStatement c) throws SQLException {
     c.setQueryTimeout(raw.getQueryTimeout());
     c.setMaxFieldSize(raw.getMaxFieldSize());
@@ -383,7 +331,7 @@ final class CarriedCheck {
       return null;
     }
     t.clearParameters();
-    replay(t, 0);
+    params.replay(t, 0);
     t.setMaxRows(raw.getMaxRows());
     settings(t);
     switchTo(t);
