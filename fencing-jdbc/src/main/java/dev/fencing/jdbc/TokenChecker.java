@@ -1,6 +1,5 @@
 package dev.fencing.jdbc;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -198,40 +197,17 @@ final class TokenChecker {
     }
   }
 
-  private static String[] resources(List<FencingContext.Binding> bindings) {
-    String[] resources = new String[bindings.size()];
-    for (int i = 0; i < resources.length; i++) {
-      resources[i] = bindings.get(i).token().resource();
-    }
-    return resources;
-  }
-
-  private static Long[] tokens(List<FencingContext.Binding> bindings) {
-    Long[] tokens = new Long[bindings.size()];
-    for (int i = 0; i < tokens.length; i++) {
-      tokens[i] = bindings.get(i).token().value();
-    }
-    return tokens;
-  }
-
   private boolean run(Connection connection, List<FencingContext.Binding> bindings, Call call)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    String[] resources = resources(bindings);
-    Long[] tokens = tokens(bindings);
+    boolean one = bindings.size() == 1;
+    CheckArguments check =
+        new CheckArguments(connection, one ? call.one() : call.many(), schema, bindings);
     long start = System.nanoTime();
     Object advanced;
-    boolean one = resources.length == 1;
-    try (PreparedStatement ps = connection.prepareStatement(one ? call.one() : call.many())) {
-      if (one) {
-        ps.setString(1, resources[0]);
-        ps.setLong(2, tokens[0]);
-      } else {
-        Array resourceArray = connection.createArrayOf("text", resources);
-        Array tokenArray = connection.createArrayOf("bigint", tokens);
-        ps.setArray(1, resourceArray);
-        ps.setArray(2, tokenArray);
-      }
+    try (PreparedStatement ps = connection.prepareStatement(check.sql())) {
+      ps.setObject(1, check.first()); // a resource and its token, or two arrays
+      ps.setObject(2, check.second());
       ps.execute(); // the check's row; then, for checkAndCommit, the COMMIT's count
       try (ResultSet rs = ps.getResultSet()) {
         rs.next();
@@ -241,18 +217,17 @@ final class TokenChecker {
         // drain the COMMIT's result
       }
     } catch (SQLException e) {
+      FencingToken only = one ? bindings.get(0).token() : null;
       FencingRefusedException refusal =
           FencingExceptions.translate(
-              e,
-              resources.length == 1 ? resources[0] : null,
-              tokens.length == 1 ? tokens[0] : null);
+              e, only != null ? only.resource() : null, only != null ? only.value() : null);
       if (refusal == null) {
         throw e;
       }
       throw refuse(connection, refusal, true);
     }
     if (advanced instanceof Number n) {
-      metrics.checked(resources.length, n.intValue(), System.nanoTime() - start);
+      metrics.checked(bindings.size(), n.intValue(), System.nanoTime() - start);
       return true;
     }
     return false;
