@@ -276,13 +276,12 @@ public final class PatroniCluster implements AutoCloseable {
   /** Starts (or starts again, after {@link #killLeader()}) the node's Patroni. */
   private void startPatroni(Node node) {
     List<String> command =
-        Programs.asServerUser(
-            List.of(
-                Processes.onPath("patroni").orElseThrow().toString(),
-                node.dir.resolve("patroni.yml").toString()));
+        List.of(
+            Processes.onPath("patroni").orElseThrow().toString(),
+            node.dir.resolve("patroni.yml").toString());
     try {
       node.process =
-          new ProcessBuilder(command)
+          Programs.serverProcess(command)
               .redirectErrorStream(true)
               .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
               .start();

@@ -41,14 +41,13 @@ final class Programs {
    * server's log.
    */
   static String run(String server, Path root, List<String> command, Duration wait) {
-    List<String> full = asServerUser(command);
     try {
       Path out = Files.createTempFile(root, "out-", ".txt");
       Path err = Files.createTempFile(root, "err-", ".txt");
       handOver(out);
       handOver(err);
       Process process =
-          new ProcessBuilder(full)
+          serverProcess(command)
               .redirectOutput(out.toFile())
               .redirectError(err.toFile())
               .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -190,6 +189,15 @@ final class Programs {
 
   static Path tool(String name) {
     return binaries().resolve(name);
+  }
+
+  /**
+   * A process of {@code command} as the servers' OS user ({@link #asServerUser}), started in the
+   * root directory: the test's own working directory (a checkout under a private temporary
+   * directory, say) may be closed to that user, and Patroni, for one, changes back into it.
+   */
+  static ProcessBuilder serverProcess(List<String> command) {
+    return new ProcessBuilder(asServerUser(command)).directory(new File("/"));
   }
 
   /** {@code command}, run as the servers' OS user when running as root (through runuser). */
