@@ -38,7 +38,7 @@ import org.postgresql.util.GT;
  * simple}/{@code extendedForPrepared} a query message an entry), which in autocommit would commit
  * what came before and leave the rest outside the check's transaction.
  */
-final class CarriedBatch implements CarriedCheck.Carrier {
+final class CarriedBatch implements Carrier {
   private static final String ENTRY_ABORTED =
       "Batch entry {0} {1} was aborted: {2}  Call getNextException to see other errors in the batch.";
 
@@ -84,7 +84,7 @@ final class CarriedBatch implements CarriedCheck.Carrier {
   }
 
   @Override
-  public CarriedCheck.@Nullable Carried call(CheckArguments check) throws SQLException {
+  public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
     List<String> statements = sql;
     if (statements != null) {
       raw.clearBatch();
@@ -104,7 +104,7 @@ final class CarriedBatch implements CarriedCheck.Carrier {
         int[] all = raw.executeBatch();
         counts = Arrays.copyOfRange(all, 1, all.length);
       }
-      return new CarriedCheck.Carried(counts, null);
+      return new Carrier.Carried(counts, null);
     } catch (BatchUpdateException e) {
       throw withoutCheck(e);
     }

@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.jdbc.PreferQueryMode;
-import org.postgresql.util.GT;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
 
@@ -48,38 +47,6 @@ import org.postgresql.util.PSQLState;
  * names the caller's index).
  */
 final class CarriedCheck {
-  /** An execution that can carry the check in its own round trip ({@link CarriedCheck}). */
-  @FunctionalInterface
-  interface Carrier {
-    /**
-     * Runs the execution behind {@code check}, in one round trip; null if nothing was sent (the
-     * check then runs on its own, before the plain execution).
-     */
-    @Nullable Carried call(CheckArguments check) throws SQLException;
-
-    /**
-     * Whether this execution, carrying the check of {@code tokens} tokens, may run as more than one
-     * implicit transaction in autocommit under {@code mode}: a prepared statement's with {@code
-     * simple} (pgjdbc sends its statements as query messages of their own, each its own
-     * transaction).
-     */
-    default boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
-      return mode == PreferQueryMode.SIMPLE;
-    }
-
-    /**
-     * Runs a read in autocommit with {@code check} (the commit's {@code check_tokens_if_written},
-     * literal arguments) behind it, as one implicit transaction in one round trip ({@link
-     * CheckedRead}); null if nothing the caller may see was sent (it then runs the long way).
-     */
-    default @Nullable Carried callRead(String check) throws SQLException {
-      return null;
-    }
-  }
-
-  /** What a carried execution returns to its caller, and what the check returned. */
-  record Carried(@Nullable Object result, @Nullable Object advanced) {}
-
   private final Connection connection;
   private final PreparedStatement raw;
   private final String sql;
@@ -93,9 +60,8 @@ final class CarriedCheck {
   private final Map<String, PreparedStatement> combined = new HashMap<>(2);
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
-  // a read in autocommit with the commit's check (literal) behind it, and that check's text
-  private @Nullable PreparedStatement trailing;
-  private @Nullable String trailingCheck;
+  // a read in autocommit with the commit's check (literal) behind it
+  private final CarriedRead read;
 
   private CarriedCheck(
       Connection connection, PreparedStatement raw, String sql, String @Nullable [] keyColumns) {
@@ -104,6 +70,7 @@ final class CarriedCheck {
     this.sql = sql;
     this.keyColumns = keyColumns;
     this.current = raw;
+    this.read = new CarriedRead(connection, this, sql);
   }
 
   /**
@@ -216,7 +183,7 @@ final class CarriedCheck {
    * Runs {@code name} (an execution {@link #canCarry} accepted) behind the check, in one round
    * trip. Null if nothing was sent (the caller then checks on its own and executes as usual).
    */
-  @Nullable Carried run(String name, CheckArguments check) throws SQLException {
+  Carrier.@Nullable Carried run(String name, CheckArguments check) throws SQLException {
     if (raw.getFetchSize() != 0) {
       return null; // cursor fetching: the driver's own execution
     }
@@ -230,15 +197,14 @@ final class CarriedCheck {
     }
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
-    c.clearParameters();
+    keys = null; // the driver closes them at the next execution
+    prepare(c, 2);
     c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
     c.setObject(2, check.second());
-    params.replay(c, 2);
     // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
-    c.setMaxRows(update ? 1 : raw.getMaxRows());
-    keys = null; // the driver closes them at the next execution
-    settings(c);
-    switchTo(c);
+    if (update) {
+      c.setMaxRows(1);
+    }
     try {
       c.execute();
     } catch (PSQLException e) {
@@ -268,85 +234,37 @@ final class CarriedCheck {
       }
       isResultSet = c.getResultSet() != null;
     }
-    return new Carried(result(name, c, isResultSet), advanced);
+    return new Carrier.Carried(DriverResult.of(name, c, isResultSet), advanced);
   }
 
   /**
-   * What the driver's {@code name} returns once {@code s} stands at the statement's first result
-   * ({@code isResultSet}, as {@code getMoreResults} said): {@code execute}'s boolean, {@code
-   * executeQuery}'s result set, or the update count, with the driver's own refusals of a statement
-   * that returned no rows to {@code executeQuery} or rows to {@code executeUpdate}.
+   * Makes {@code c} the statement executing now, for the caller's execution: the caller's
+   * parameters at their index + {@code shift}, its settings, the driver's statement's results
+   * closed as at its own next execution.
    */
-  static Object result(String name, Statement s, boolean isResultSet) throws SQLException {
-    switch (name) {
-      case "execute":
-        return isResultSet;
-      case "executeQuery":
-        if (!isResultSet) {
-          throw new PSQLException(
-              GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
-        }
-        return s.getResultSet();
-      default:
-        if (isResultSet) {
-          throw new PSQLException(
-              GT.tr("A result was returned when none was expected."), PSQLState.TOO_MANY_RESULTS);
-        }
-        return name.equals("executeLargeUpdate")
-            ? (Object) s.getLargeUpdateCount()
-            : s.getUpdateCount();
-    }
-  }
-
-  private void settings(PreparedStatement c) throws SQLException {
+  void prepare(PreparedStatement c, int shift) throws SQLException {
+    c.clearParameters();
+    params.replay(c, shift);
+    c.setMaxRows(raw.getMaxRows());
     c.setQueryTimeout(raw.getQueryTimeout());
     c.setMaxFieldSize(raw.getMaxFieldSize());
     c.setFetchDirection(raw.getFetchDirection());
+    switchTo(c);
   }
 
-  /**
-   * Runs {@code name}, a read in autocommit, with {@code check} (the commit's, literal arguments)
-   * behind it as one implicit transaction ({@link CheckedRead}): {@code <sql>\n;<check>} prepared
-   * once per check text (a new token, a new statement), the caller's parameters at their places.
-   * Null if nothing the caller may see was sent: with generated keys, a fetch size, or where pgjdbc
-   * could Sync between the two ({@link SyncSplit}).
-   */
-  private @Nullable Carried runRead(String name, String check) throws SQLException {
+  /** {@code s} executes no more: the driver's statement is the current one again if it was. */
+  void leave(Statement s) throws SQLException {
+    if (current == s) {
+      switchTo(raw);
+    }
+  }
+
+  /** A read in autocommit with the commit's check behind it ({@link CarriedRead}). */
+  private Carrier.@Nullable Carried runRead(String name, String check) throws SQLException {
     if (keyColumns != null || raw.getFetchSize() != 0 || !CheckedRead.carries(raw, name, sql)) {
       return null;
     }
-    PreparedStatement t = trailing;
-    if (t == null || !check.equals(trailingCheck)) {
-      if (t != null) {
-        if (current == t) {
-          switchTo(raw);
-        }
-        t.close();
-      }
-      t = connection.prepareStatement(CheckedRead.text(sql, check));
-      trailing = t;
-      trailingCheck = check;
-    }
-    if (SyncSplit.possible(t, SyncSplit.preparedQuery(t))) {
-      return null;
-    }
-    t.clearParameters();
-    params.replay(t, 0);
-    t.setMaxRows(raw.getMaxRows());
-    settings(t);
-    switchTo(t);
-    try {
-      t.execute();
-    } catch (PSQLException e) {
-      if (e.getServerErrorMessage() == null
-              && PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())
-          || CheckedRead.pastTheEnd(e, CheckedRead.body(sql))) {
-        switchTo(raw); // a parameter unset (nothing sent), or a syntax error to report as unfenced
-        return null;
-      }
-      throw e;
-    }
-    return CheckedRead.results(t, name);
+    return read.run(name, check);
   }
 
   /**
@@ -382,12 +300,12 @@ final class CarriedCheck {
   Carrier carrier(String name, IntFunction<String> checkSql) {
     return new Carrier() {
       @Override
-      public @Nullable Carried call(CheckArguments check) throws SQLException {
+      public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
         return run(name, check);
       }
 
       @Override
-      public @Nullable Carried callRead(String check) throws SQLException {
+      public Carrier.@Nullable Carried callRead(String check) throws SQLException {
         return runRead(name, check);
       }
 
@@ -442,8 +360,9 @@ final class CarriedCheck {
   void close() throws SQLException {
     SQLException failed = null;
     List<PreparedStatement> all = new ArrayList<>(combined.values());
-    if (trailing != null) {
-      all.add(trailing);
+    PreparedStatement t = read.statement();
+    if (t != null) {
+      all.add(t);
     }
     for (PreparedStatement c : all) {
       try {
@@ -465,20 +384,9 @@ final class CarriedCheck {
     for (PreparedStatement c : combined.values()) {
       c.cancel(); // the driver's cancel of an idle statement does nothing
     }
-    PreparedStatement t = trailing;
+    PreparedStatement t = read.statement();
     if (t != null) {
       t.cancel();
     }
-  }
-
-  /**
-   * The driver's own refusal of a statement that ran: {@code executeQuery} of a statement that
-   * returned no rows, {@code executeUpdate} of one that did. The server ran it successfully, so in
-   * autocommit it is committed as it would be without the wrapper.
-   */
-  static boolean ranThenRefused(PSQLException e) {
-    return e.getServerErrorMessage() == null
-        && (PSQLState.NO_DATA.getState().equals(e.getSQLState())
-            || PSQLState.TOO_MANY_RESULTS.getState().equals(e.getSQLState()));
   }
 }

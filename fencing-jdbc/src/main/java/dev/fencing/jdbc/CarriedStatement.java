@@ -23,7 +23,7 @@ import org.postgresql.util.PSQLException;
  * fetch size (cursor fetching), {@code closeOnCompletion} (closing the check's row could close the
  * statement), and result sets not forward-only read-only.
  */
-final class CarriedStatement implements CarriedCheck.Carrier {
+final class CarriedStatement implements Carrier {
   private final Statement raw;
   private final String name;
   private final String sql;
@@ -66,7 +66,7 @@ final class CarriedStatement implements CarriedCheck.Carrier {
   }
 
   @Override
-  public CarriedCheck.@Nullable Carried callRead(String check) throws SQLException {
+  public Carrier.@Nullable Carried callRead(String check) throws SQLException {
     return plainResults() ? CheckedRead.run(raw, name, sql, check) : null;
   }
 
@@ -79,7 +79,7 @@ final class CarriedStatement implements CarriedCheck.Carrier {
   }
 
   @Override
-  public CarriedCheck.@Nullable Carried call(CheckArguments check) throws SQLException {
+  public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
     if (!plainResults()) {
       return null;
     }
@@ -107,6 +107,6 @@ final class CarriedStatement implements CarriedCheck.Carrier {
       advanced = row.getObject(1);
     }
     boolean isResultSet = raw.getMoreResults(); // closes the check's row
-    return new CarriedCheck.Carried(CarriedCheck.result(name, raw, isResultSet), advanced);
+    return new Carrier.Carried(DriverResult.of(name, raw, isResultSet), advanced);
   }
 }

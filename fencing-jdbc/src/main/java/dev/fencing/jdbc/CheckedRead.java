@@ -82,7 +82,7 @@ final class CheckedRead {
    * Runs {@code raw.<name>(sql)} (a read, {@code execute} or {@code executeQuery}) with {@code
    * check} behind it; null if it sent nothing, or nothing the caller may see (run it the long way).
    */
-  static CarriedCheck.@Nullable Carried run(Statement raw, String name, String sql, String check)
+  static Carrier.@Nullable Carried run(Statement raw, String name, String sql, String check)
       throws SQLException {
     if (!carries(raw, name, sql)) {
       return null;
@@ -136,7 +136,7 @@ final class CheckedRead {
    * After {@code s} executed {@link #text}: reads and closes the check's row, unlinks it from the
    * driver's results, and returns what {@code name} returns unfenced with what the check returned.
    */
-  static CarriedCheck.Carried results(Statement s, String name) throws SQLException {
+  static Carrier.Carried results(Statement s, String name) throws SQLException {
     Field next = NEXT;
     Field result = RESULT;
     if (next == null || result == null) {
@@ -166,9 +166,9 @@ final class CheckedRead {
       if (!isResultSet) {
         throw new PSQLException(GT.tr("No results were returned by the query."), PSQLState.NO_DATA);
       }
-      return new CarriedCheck.Carried(s.getResultSet(), advanced);
+      return new Carrier.Carried(s.getResultSet(), advanced);
     }
-    return new CarriedCheck.Carried(isResultSet, advanced);
+    return new Carrier.Carried(isResultSet, advanced);
   }
 
   private static @Nullable Field pgStatementField(String name) {

@@ -182,7 +182,7 @@ final class FencedConnection implements InvocationHandler {
       List<TableGuards.Guard> guards,
       boolean unannounced,
       JdbcCall call,
-      CarriedCheck.@Nullable Carrier carrier)
+      @Nullable Carrier carrier)
       throws Throwable {
     FencingContext context = checker.bound();
     if (!guards.isEmpty() && kind.mayWrite()) {
@@ -266,7 +266,7 @@ final class FencedConnection implements InvocationHandler {
           result = run(call, kind);
         }
       } catch (PSQLException e) {
-        if (!CarriedCheck.ranThenRefused(e)) {
+        if (!DriverResult.ranThenRefused(e)) {
           throw e;
         }
         ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw

@@ -70,7 +70,7 @@ final class FencedStatement implements InvocationHandler {
       boolean unannounced =
           !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
       CarriedCheck c = carrier;
-      CarriedCheck.Carrier carried =
+      Carrier carried =
           isBatch
               ? unwrapped && c == null
                   ? null

@@ -121,9 +121,9 @@ final class TransactionChecks {
   /**
    * In autocommit, whether {@code carrier}'s execution runs as one implicit transaction: no
    * transaction block open, and one Sync (or one query message) for all its statements ({@link
-   * CarriedCheck.Carrier#manyTransactionsInAutocommit}).
+   * Carrier#manyTransactionsInAutocommit}).
    */
-  boolean oneImplicitTransaction(CarriedCheck.Carrier carrier, int tokens) throws SQLException {
+  boolean oneImplicitTransaction(Carrier carrier, int tokens) throws SQLException {
     BaseConnection driver = driver();
     return !carrier.manyTransactionsInAutocommit(driver.getPreferQueryMode(), tokens)
         && driver.getTransactionState() == TransactionState.IDLE;
@@ -153,9 +153,7 @@ final class TransactionChecks {
    * (one round trip); {@link #NOT_CARRIED} if it needs no check or the carrier sent nothing.
    */
   @Nullable Object carried(
-      FencingContext context,
-      SqlClassifier.Classification kind,
-      CarriedCheck.@Nullable Carrier carrier)
+      FencingContext context, SqlClassifier.Classification kind, @Nullable Carrier carrier)
       throws SQLException {
     if (carrier == null
         || !kind.mayWrite()
@@ -170,7 +168,7 @@ final class TransactionChecks {
     }
     CheckArguments arguments = checker.arguments(raw, unchecked); // refuses a lease known lost
     long start = System.nanoTime();
-    CarriedCheck.Carried carried;
+    Carrier.Carried carried;
     try {
       carried = carrier.call(arguments);
     } catch (SQLException e) {
@@ -191,12 +189,11 @@ final class TransactionChecks {
    * transaction (one round trip, {@link CheckedRead}); {@link #NOT_CARRIED} if the carrier sent
    * nothing the caller may see.
    */
-  @Nullable Object readCarried(FencingContext context, CarriedCheck.Carrier carrier)
-      throws SQLException {
+  @Nullable Object readCarried(FencingContext context, Carrier carrier) throws SQLException {
     List<FencingContext.Binding> bindings = context.bindings();
     String check = checker.checkIfWrittenLiteral(raw, bindings); // refuses a lease known lost
     long start = System.nanoTime();
-    CarriedCheck.Carried carried;
+    Carrier.Carried carried;
     try {
       carried = carrier.callRead(check);
     } catch (SQLException e) {
