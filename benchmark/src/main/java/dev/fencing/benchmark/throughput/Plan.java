@@ -36,7 +36,7 @@ public record Plan(
   }
 
   /**
-   * The README's main command: about two and a half minutes (20 comparisons, 6 rounds of turns of
+   * The README's main command: about two and a half minutes (19 comparisons, 6 rounds of turns of
    * four 0.35 s slices, after one unrecorded warm-up turn of each variant).
    */
   public static Plan quick() {
