@@ -14,7 +14,7 @@ public interface Benchmark {
   /**
    * Measures on {@code database}.
    *
-   * @param quick the README's quick mode (about a minute) rather than the full one
+   * @param quick the README's quick mode (a few minutes) rather than the full one
    */
   List<Section> run(DataSource database, boolean quick) throws Exception;
 }

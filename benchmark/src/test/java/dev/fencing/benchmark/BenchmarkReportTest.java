@@ -1,6 +1,7 @@
 package dev.fencing.benchmark;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -122,6 +123,19 @@ class BenchmarkReportTest {
           assertThat(variant.path("ratioMax").asDouble())
               .isGreaterThanOrEqualTo(variant.path("ratio").asDouble());
           assertThat(variant.path("ratios")).hasSize(Plan.tiny().rounds());
+          if (List.of("tpcb", "update", "hibernate", "read-only")
+              .contains(section.path("id").asText())) {
+            // throughput: each round's ratio comes from the baseline measured next to the variant
+            JsonNode paired = variant.path("baselineSamples");
+            assertThat(paired).as(variant.toString()).hasSize(Plan.tiny().rounds());
+            for (int i = 0; i < paired.size(); i++) {
+              assertThat(variant.path("ratios").get(i).asDouble())
+                  .as(variant.toString())
+                  .isCloseTo(
+                      variant.path("samples").get(i).asDouble() / paired.get(i).asDouble(),
+                      within(1e-9));
+            }
+          }
         }
       }
     }
@@ -161,8 +175,13 @@ class BenchmarkReportTest {
     assertThat(items.get("tpcb/floor-1000").path("baselineId").asText()).isEqualTo("tpcb/unfenced");
     assertThat(items.get("tpcb/check-vs-floor-1000").path("baselineId").asText())
         .isEqualTo("tpcb/floor-1000");
-    assertThat(items.get("tpcb/check-vs-floor-1000").path("samples"))
-        .isEqualTo(items.get("tpcb/fenced-1000").path("samples"));
+    assertThat(items.get("tpcb/check-vs-floor-1000").path("name").asText())
+        .isEqualTo("fenced, 10 resources, against the SQL-level floor");
+    // the single-row UPDATE's floor: measured next to update/unfenced, no target
+    assertThat(items.get("update/floor-1000").path("baselineId").asText())
+        .isEqualTo("update/unfenced");
+    assertThat(items.get("update/floor-1000").has("target")).isFalse();
+    assertThat(items.get("update/floor-1000").path("ratio").isNumber()).isTrue();
     assertThat(items.get("tpcb/check-vs-floor-hot").path("baselineId").asText())
         .isEqualTo("tpcb/floor-hot");
     assertThat(items.get("tpcb/protected-statement").path("baselineId").asText())
@@ -183,6 +202,8 @@ class BenchmarkReportTest {
                 + " resource",
             "SQL-level floor (bare FOR SHARE read), unfenced, 10 resources",
             "SQL-level floor (bare FOR SHARE read), unfenced, one hot resource",
+            "SQL-level floor (bare FOR SHARE read), unfenced, in the UPDATE's round trip,"
+                + " 10 resources",
             "3 SELECTs through FencedDataSource, the branch's token bound, 10 resources");
 
     String markdown = Files.readString(out.resolve(Report.MARKDOWN));

@@ -34,6 +34,11 @@ public final class SectionAssertions {
           assertThat(base).as("baseline of %s", v.name()).isNotNull();
           assertThat(base.samples()).as("rounds of %s", v.name()).hasSameSizeAs(v.samples());
           assertThat(base.unit()).isEqualTo(v.unit());
+          if (!v.baselineSamples().isEmpty()) {
+            assertThat(v.baselineSamples())
+                .as("paired rounds of %s", v.name())
+                .hasSameSizeAs(v.samples());
+          }
         }
       }
       for (Distribution d : s.distributions()) {

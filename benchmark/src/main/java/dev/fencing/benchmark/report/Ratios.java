@@ -5,7 +5,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
-/** A variant's per-round ratios to its baseline: the median is the reported ratio. */
+/**
+ * A variant's per-round ratios to its baseline: the median is the reported ratio. The reference of
+ * round {@code i} is the baseline measured next to the variant ({@link Variant#baselineSamples()})
+ * when the variant carries it, else the baseline's own sample of that round.
+ */
 public record Ratios(List<Double> perRound, double median, double min, double max) {
 
   public Ratios {
@@ -16,7 +20,8 @@ public record Ratios(List<Double> perRound, double median, double min, double ma
    * The ratios of {@code variant} to its baseline in {@code section}, round by round; empty for a
    * baseline itself.
    *
-   * @throws IllegalArgumentException if the baseline is missing or has another number of rounds
+   * @throws IllegalArgumentException if the baseline is missing or has another number of rounds, or
+   *     the variant's paired baseline samples are not one per round
    */
   public static Optional<Ratios> of(Section section, Variant variant) {
     String baselineName = variant.baseline();
@@ -46,9 +51,21 @@ public record Ratios(List<Double> perRound, double median, double min, double ma
               + " rounds, its baseline "
               + baseline.samples().size());
     }
+    List<Double> reference =
+        variant.baselineSamples().isEmpty() ? baseline.samples() : variant.baselineSamples();
+    if (reference.size() != variant.samples().size()) {
+      throw new IllegalArgumentException(
+          "variant \""
+              + variant.name()
+              + "\" has "
+              + variant.samples().size()
+              + " rounds, but "
+              + reference.size()
+              + " samples of its baseline measured next to it");
+    }
     List<Double> ratios = new ArrayList<>();
     for (int i = 0; i < variant.samples().size(); i++) {
-      ratios.add(variant.samples().get(i) / baseline.samples().get(i));
+      ratios.add(variant.samples().get(i) / reference.get(i));
     }
     double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     return Optional.of(new Ratios(ratios, median(sorted), sorted[0], sorted[sorted.length - 1]));

@@ -23,8 +23,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Every section, variant, distribution and figure carries a stable {@code id} ({@link Ids}). In
  * the JSON file every variant compared with a baseline carries {@code ratio} (the median of its
  * per-round ratios), {@code ratioMin} and {@code ratioMax} (their spread), {@code ratios} (one per
- * round) and {@code samples} (the raw per-round measurements); a variant, distribution or figure
- * with a target also carries {@code target} and {@code targetMet}.
+ * round) and {@code samples} (the raw per-round measurements), and a variant measured next to its
+ * baseline also {@code baselineSamples} (the baseline's throughput in the adjacent slices, the
+ * reference of each ratio); a variant, distribution or figure with a target also carries {@code
+ * target} and {@code targetMet}.
  */
 public final class Report {
   /** The JSON file's name. */
@@ -103,6 +105,10 @@ public final class Report {
         }
         ArrayNode samples = v.putArray("samples");
         variant.samples().forEach(x -> samples.add(finite(x)));
+        if (!variant.baselineSamples().isEmpty()) {
+          ArrayNode paired = v.putArray("baselineSamples");
+          variant.baselineSamples().forEach(x -> paired.add(finite(x)));
+        }
       }
       ArrayNode distributions = s.putArray("distributions");
       for (Distribution d : section.distributions()) {

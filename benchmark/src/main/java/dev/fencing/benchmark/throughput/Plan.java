@@ -11,9 +11,10 @@ import java.time.Duration;
  * @param tellersPerBranch tellers per branch (pgbench: 10)
  * @param accountsPerBranch accounts per branch (pgbench: 100,000; smaller here, so that loading
  *     stays quick with 1,000 branches)
- * @param rounds measured rounds; each runs every variant once, in an order rotated per round
- * @param warmup unmeasured time at the start of each variant's turn
- * @param measure measured time of each variant's turn
+ * @param rounds measured rounds; each gives every comparison (a variant and its baseline) one turn
+ *     of four adjacent slices, baseline, variant, variant, baseline, in an order rotated per round
+ * @param warmup unmeasured time at the start of each slice
+ * @param measure measured time of each slice
  */
 public record Plan(
     String mode,
@@ -35,29 +36,31 @@ public record Plan(
   }
 
   /**
-   * The README's main command: about a minute and a quarter (20 variants, 4 rounds of 0.75 s turns,
-   * after one unrecorded warm-up turn each).
+   * The README's main command: about two and a half minutes (19 comparisons, 6 rounds of turns of
+   * four 0.35 s slices, after one unrecorded warm-up turn of each variant).
    */
   public static Plan quick() {
-    return new Plan("quick", 8, 1000, 10, 100, 4, Duration.ofMillis(150), Duration.ofMillis(600));
+    return new Plan("quick", 8, 1000, 10, 100, 6, Duration.ofMillis(100), Duration.ofMillis(250));
   }
 
-  /** Longer turns and more rounds, for figures to publish: about 15 minutes. */
+  /** Longer slices and more rounds, for figures to publish: about 30 minutes. */
   public static Plan full() {
-    return new Plan("full", 8, 1000, 10, 100, 12, Duration.ofSeconds(1), Duration.ofSeconds(4));
+    return new Plan("full", 8, 1000, 10, 100, 12, Duration.ofMillis(500), Duration.ofMillis(1500));
   }
 
   /** For tests: every code path once, in seconds; its figures mean nothing. */
   public static Plan tiny() {
-    return new Plan("tiny", 2, 10, 2, 10, 2, Duration.ofMillis(50), Duration.ofMillis(150));
+    return new Plan("tiny", 2, 10, 2, 10, 2, Duration.ofMillis(20), Duration.ofMillis(60));
   }
 
   /** The plan in words, for the report. */
   public String describe() {
     return String.format(
         java.util.Locale.ROOT,
-        "%d clients, %d rounds, each variant %.1f s warm-up + %.1f s measured per round;"
-            + " %d branches × %d tellers × %d accounts",
+        "%d clients, %d rounds; in each round every comparison of a variant with its baseline"
+            + " takes one turn of four adjacent slices (baseline, variant, variant, baseline;"
+            + " variant, baseline, baseline, variant in odd rounds), each slice %.2f s warm-up"
+            + " + %.2f s measured; %d branches × %d tellers × %d accounts",
         clients,
         rounds,
         warmup.toMillis() / 1000.0,

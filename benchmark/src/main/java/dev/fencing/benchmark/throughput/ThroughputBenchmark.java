@@ -169,6 +169,20 @@ public final class ThroughputBenchmark {
                   null,
                   bid -> Workloads.floor(bank.hotToken())));
         }
+        if (!tpcb) {
+          contenders.add(
+              new Contender(
+                  UPDATE + "/floor-1000",
+                  ThroughputSections.FLOOR + ", in the UPDATE's round trip, " + many,
+                  UNFENCED,
+                  null,
+                  r -> {
+                    Pick p = Pick.random(plan, r);
+                    Workloads.updateAfterFloor(pool, p, bank.branchToken(p.bid()));
+                  },
+                  null,
+                  null));
+        }
         contenders.add(
             jdbc.contender(
                 "lock-row-per-branch",
@@ -276,14 +290,52 @@ public final class ThroughputBenchmark {
               null,
               null));
 
-      Map<Contender, Rounds.Result> results = new Rounds(plan, threads).run(contenders);
-      return ThroughputSections.of(plan, results, meters);
+      List<Rounds.Pair> pairs = pairs(contenders, many);
+      Rounds.Outcome outcome = new Rounds(plan, threads).run(contenders, pairs);
+      return ThroughputSections.of(plan, outcome, meters);
     } finally {
       factories.forEach(SessionFactory::close);
       pool.close();
       threads.shutdownNow();
       bank.drop();
     }
+  }
+
+  /**
+   * Every contender with a baseline against it, under its own id, then the product's check against
+   * the SQL-level floor (issue 14: within 3%): {@code tpcb/fenced-1000} and {@code tpcb/fenced-hot}
+   * measured next to {@code tpcb/floor-1000} and {@code tpcb/floor-hot}.
+   */
+  private static List<Rounds.Pair> pairs(List<Contender> contenders, String many) {
+    Map<String, Contender> byId = new LinkedHashMap<>();
+    contenders.forEach(c -> byId.put(c.id(), c));
+    List<Rounds.Pair> pairs = new ArrayList<>();
+    for (Contender c : contenders) {
+      if (c.baseline() != null) {
+        Contender baseline =
+            contenders.stream()
+                .filter(b -> b.section().equals(c.section()) && b.name().equals(c.baseline()))
+                .findFirst()
+                .orElseThrow(
+                    () -> new IllegalStateException(c.id() + ": no baseline " + c.baseline()));
+        pairs.add(Rounds.Pair.of(c, baseline));
+      }
+    }
+    pairs.add(
+        new Rounds.Pair(
+            TPCB + "/check-vs-floor-1000",
+            "fenced, " + many + ", against the SQL-level floor",
+            byId.get(TPCB + "/fenced-1000"),
+            byId.get(TPCB + "/floor-1000"),
+            TARGET_VS_FLOOR));
+    pairs.add(
+        new Rounds.Pair(
+            TPCB + "/check-vs-floor-hot",
+            "fenced, one hot resource, against the SQL-level floor",
+            byId.get(TPCB + "/fenced-hot"),
+            byId.get(TPCB + "/floor-hot"),
+            TARGET_VS_FLOOR));
+    return pairs;
   }
 
   /** Resolves what a transaction of branch {@code bid} needs: its token, its preamble. */

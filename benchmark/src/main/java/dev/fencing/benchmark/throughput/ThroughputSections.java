@@ -3,7 +3,6 @@ package dev.fencing.benchmark.throughput;
 import dev.fencing.benchmark.report.Ratios;
 import dev.fencing.benchmark.report.Section;
 import dev.fencing.benchmark.report.Variant;
-import dev.fencing.benchmark.throughput.Rounds.Contender;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
@@ -20,39 +19,21 @@ final class ThroughputSections {
 
   private ThroughputSections() {}
 
-  /**
-   * A comparison reported as a variant of its own although it measures nothing new: the samples of
-   * {@code variant} against another baseline of the same rounds.
-   */
-  private record Derived(String id, String name, String variant, String baseline, double target) {}
-
-  /** The product's check against the SQL-level floor (issue 14: within 3%). */
-  private static final List<Derived> DERIVED =
-      List.of(
-          new Derived(
-              "tpcb/check-vs-floor-1000",
-              "fenced, 1,000 resources, against the SQL-level floor",
-              "tpcb/fenced-1000",
-              "tpcb/floor-1000",
-              ThroughputBenchmark.TARGET_VS_FLOOR),
-          new Derived(
-              "tpcb/check-vs-floor-hot",
-              "fenced, one hot resource, against the SQL-level floor",
-              "tpcb/fenced-hot",
-              "tpcb/floor-hot",
-              ThroughputBenchmark.TARGET_VS_FLOOR));
-
   static List<Section> of(
-      Plan plan, Map<Contender, Rounds.Result> results, Map<String, SimpleMeterRegistry> meters) {
+      Plan plan, Rounds.Outcome results, Map<String, SimpleMeterRegistry> meters) {
     String common =
         plan.describe()
             + ". One HikariCP pool of "
             + plan.clients()
             + " connections (autocommit off) serves every variant; each client thread runs"
-            + " transactions back to back. Every round gives each variant one turn (rotated order),"
-            + " so each ratio compares a variant with its baseline measured in the same round;"
-            + " the reported ratio is the median of the per-round ratios, the spread their min and"
-            + " max. Fenced variants bind the token of the transaction's branch (a lease per"
+            + " transactions back to back. Each variant is measured next to its own baseline: in"
+            + " every round each comparison takes one turn of four adjacent slices (ABBA, BAAB in"
+            + " odd rounds; pairs in an order rotated per round), so the machine's load at that"
+            + " moment falls on both and a linear drift within the turn cancels; a round's ratio is"
+            + " the variant's throughput over its two slices against the baseline's over the two"
+            + " around them (baselineSamples), the reported ratio the median over the rounds, the"
+            + " spread their min and max. A baseline's own samples are its throughput over all its"
+            + " slices of a round. Fenced variants bind the token of the transaction's branch (a lease per"
             + " branch, taken before the run) or, for the hot resource, one token shared by all"
             + " clients; FencedDataSource checks the bound tokens as it does for applications.";
     List<Section> sections = new ArrayList<>();
@@ -76,7 +57,7 @@ final class ThroughputSections {
                 + " statement first, SELECT 1 FROM bench_floor WHERE name = ? AND max_seen = ? FOR"
                 + " SHARE on a benchmark-owned table holding each resource's token (one row per"
                 + " branch, and the hot resource's row for the hot floor); check-vs-floor ratios"
-                + " reuse the fenced variants' samples against the floor of the same rounds.",
+                + " come from turns of the fenced variant next to the floor variant.",
             results,
             meters));
     sections.add(
@@ -86,8 +67,12 @@ final class ThroughputSections {
             "Single-row UPDATE, JDBC",
             common
                 + " Transaction: one UPDATE of a random account, then COMMIT. Protected tables:"
-                + " fencing.protect_rows_per_row(table, 'bid', 'protected-branch:') during that variant's"
-                + " turns, on resources of its own.",
+                + " fencing.protect_rows_per_row(table, 'bid', 'protected-branch:') during that"
+                + " variant's slices, on resources of its own. SQL-level floor: unfenced, the bare"
+                + " locking read SELECT 1 FROM bench_floor WHERE name = ? AND max_seen = ? FOR"
+                + " SHARE and the UPDATE as one multi-statement PreparedStatement, in one round"
+                + " trip as the fence carries its check: what any check that reads the row costs"
+                + " on the smallest transaction.",
             results,
             meters));
     sections.add(
@@ -123,30 +108,37 @@ final class ThroughputSections {
       String id,
       String title,
       String method,
-      Map<Contender, Rounds.Result> results,
+      Rounds.Outcome results,
       Map<String, SimpleMeterRegistry> meters) {
     List<Variant> variants = new ArrayList<>();
     List<String> findings = new ArrayList<>();
     Map<String, Rounds.Result> byName = new LinkedHashMap<>();
     Map<String, Variant> byId = new LinkedHashMap<>();
-    results.forEach(
-        (c, r) -> {
-          if (c.section().equals(id)) {
-            Variant v =
-                new Variant(c.id(), c.name(), "tx/s", r.samples, c.baseline(), true, c.target());
-            variants.add(v);
-            byName.put(c.name(), r);
-            byId.put(c.id(), v);
-          }
-        });
-    for (Derived d : DERIVED) {
-      Variant of = byId.get(d.variant());
-      Variant against = byId.get(d.baseline());
-      if (of != null && against != null) {
-        variants.add(
-            new Variant(d.id(), d.name(), "tx/s", of.samples(), against.name(), true, d.target()));
-      }
-    }
+    Map<String, Rounds.Pair> pairs = new LinkedHashMap<>();
+    results.pairs().keySet().forEach(p -> pairs.put(p.id(), p));
+    results
+        .contenders()
+        .forEach(
+            (c, r) -> {
+              if (c.section().equals(id)) {
+                Rounds.Pair own = pairs.get(c.id());
+                Variant v =
+                    own == null
+                        ? new Variant(c.id(), c.name(), "tx/s", r.samples, null, true, null)
+                        : paired(own, results.pairs().get(own));
+                variants.add(v);
+                byName.put(c.name(), r);
+                byId.put(c.id(), v);
+              }
+            });
+    results
+        .pairs()
+        .forEach(
+            (p, r) -> {
+              if (p.variant().section().equals(id) && !byId.containsKey(p.id())) {
+                variants.add(paired(p, r));
+              }
+            });
     Section draft = new Section(id, title, method, variants, List.of(), List.of(), List.of());
     for (Variant v : variants) {
       Rounds.Result r = byName.get(v.name());
@@ -203,6 +195,12 @@ final class ThroughputSections {
               timer.count()));
     }
     return new Section(id, title, method, variants, List.of(), List.of(), findings);
+  }
+
+  /** A pair's variant: its throughput in each round's turn, against its baseline's in that turn. */
+  private static Variant paired(Rounds.Pair p, Rounds.PairResult r) {
+    return new Variant(
+        p.id(), p.name(), "tx/s", r.variant, p.baseline().name(), true, p.target(), r.baseline);
   }
 
   /** Mean time of one transaction of one client: clients × measured time / transactions. */

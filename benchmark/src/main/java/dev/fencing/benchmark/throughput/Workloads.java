@@ -121,6 +121,40 @@ final class Workloads {
     }
   }
 
+  /**
+   * The single-row UPDATE's SQL-level floor: the floor's bare locking read and the {@code UPDATE}
+   * as one multi-statement {@code PreparedStatement}, so in the UPDATE's own round trip, as the
+   * fence carries its check; then COMMIT.
+   */
+  static void updateAfterFloor(DataSource database, Pick p, FencingToken token)
+      throws SQLException {
+    try (Connection c = database.getConnection()) {
+      try {
+        try (PreparedStatement ps = c.prepareStatement(FLOOR + "; " + UPDATE_ACCOUNT)) {
+          ps.setString(1, token.resource());
+          ps.setLong(2, token.value());
+          ps.setInt(3, p.delta());
+          ps.setInt(4, p.aid());
+          if (!ps.execute()) {
+            throw new IllegalStateException("floor read of " + token + " returned no result");
+          }
+          try (ResultSet rs = ps.getResultSet()) {
+            if (!rs.next()) {
+              throw new IllegalStateException("floor row " + token + " does not match");
+            }
+          }
+          if (ps.getMoreResults() || ps.getUpdateCount() != 1) {
+            throw new IllegalStateException("the UPDATE of account " + p.aid() + " changed no row");
+          }
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollback(c, e);
+        throw e;
+      }
+    }
+  }
+
   /** Three SELECTs (the account's, teller's and branch's balances), then COMMIT: no write. */
   static void readOnly(DataSource database, Pick p) throws SQLException {
     try (Connection c = database.getConnection()) {

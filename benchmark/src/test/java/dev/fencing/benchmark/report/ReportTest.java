@@ -172,6 +172,86 @@ class ReportTest {
         .hasMessageContaining("baseline \"nowhere\"");
   }
 
+  /**
+   * A paired variant's ratio of each round is against the baseline measured next to it ({@code
+   * baselineSamples}), not the baseline's own per-round figure; both are in the JSON.
+   */
+  @Test
+  void aPairedVariantIsComparedWithTheBaselineMeasuredNextToIt() throws Exception {
+    Section paired =
+        new Section(
+            "update",
+            "single-row UPDATE",
+            "pairs",
+            List.of(
+                new Variant(
+                    "update/unfenced", "unfenced", "tx/s", List.of(100.0, 100.0), null, true, null),
+                new Variant(
+                    "update/fenced-1000",
+                    "fenced",
+                    "tx/s",
+                    List.of(80.0, 45.0),
+                    "unfenced",
+                    true,
+                    0.85,
+                    List.of(100.0, 50.0))),
+            List.of(),
+            List.of(),
+            List.of());
+
+    new Report(ENVIRONMENT, List.of(paired)).write(out);
+
+    JsonNode fenced =
+        new ObjectMapper()
+            .readTree(out.resolve(Report.JSON).toFile())
+            .path("sections")
+            .get(0)
+            .path("variants")
+            .get(1);
+    assertThat(fenced.path("ratios").get(0).asDouble()).isCloseTo(0.8, within(1e-9));
+    assertThat(fenced.path("ratios").get(1).asDouble()).isCloseTo(0.9, within(1e-9));
+    assertThat(fenced.path("ratio").asDouble()).isCloseTo(0.85, within(1e-9));
+    assertThat(fenced.path("targetMet").asBoolean()).isTrue();
+    assertThat(fenced.path("baselineSamples")).hasSize(2);
+    assertThat(fenced.path("baselineSamples").get(1).asDouble()).isEqualTo(50.0);
+    assertThat(
+            new ObjectMapper()
+                .readTree(out.resolve(Report.JSON).toFile())
+                .path("sections")
+                .get(0)
+                .path("variants")
+                .get(0)
+                .has("baselineSamples"))
+        .isFalse();
+  }
+
+  @Test
+  void pairedBaselineSamplesMustBeOnePerRound() {
+    Section broken =
+        new Section(
+            "x",
+            "x",
+            "x",
+            List.of(
+                new Variant("x/unfenced", "unfenced", "tx/s", List.of(1.0, 1.0), null, true, null),
+                new Variant(
+                    "x/fenced",
+                    "fenced",
+                    "tx/s",
+                    List.of(1.0, 1.0),
+                    "unfenced",
+                    true,
+                    null,
+                    List.of(1.0))),
+            List.of(),
+            List.of(),
+            List.of());
+
+    assertThatThrownBy(() -> new Report(ENVIRONMENT, List.of(broken)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("1 samples of its baseline measured next to it");
+  }
+
   /** Ids: one slug per section, {@code <section>/<slug>} for its items, none used twice. */
   @Test
   void malformedMisplacedOrRepeatedIdsAreRefusedNamingTheItem() {
