@@ -88,9 +88,20 @@ final class CarriedKeys {
       Connection connection, PreparedStatement raw, String sql, String[] columns)
       throws SQLException {
     Field wants = wantsKeys(raw);
-    if (wants == null
-        || !get(wants, raw.unwrap(BaseStatement.class))
-        || !connection.isWrapperFor(BaseConnection.class)) {
+    if (wants == null || !get(wants, raw.unwrap(BaseStatement.class))) {
+      return null;
+    }
+    return appended(connection, sql, columns);
+  }
+
+  /**
+   * {@code sql} (of one statement) as pgjdbc runs it asked for the keys of {@code columns}: without
+   * its trailing {@code ;}, with pgjdbc's own {@code RETURNING} clause; null if pgjdbc appends none
+   * or one the combined query's parsing could read differently ({@link #returning}).
+   */
+  static @Nullable String appended(Connection connection, String sql, String[] columns)
+      throws SQLException {
+    if (!connection.isWrapperFor(BaseConnection.class)) {
       return null;
     }
     BaseConnection base = connection.unwrap(BaseConnection.class);
@@ -175,13 +186,21 @@ final class CarriedKeys {
    * it reports a statement prepared for generated keys (its first result, the check's row, becomes
    * the statement's "generated keys"). False if the driver's statement is not at hand.
    */
-  static boolean rowsAndCounts(PreparedStatement combined) throws SQLException {
-    Field wants = wantsKeys(combined);
+  static boolean rowsAndCounts(Statement combined) throws SQLException {
+    return rowsAndCounts(combined, true);
+  }
+
+  /**
+   * Sets whether pgjdbc reports {@code s}'s statements as rows and then counts ({@link
+   * #rowsAndCounts(Statement)}); false if the driver's statement is not at hand.
+   */
+  static boolean rowsAndCounts(Statement s, boolean on) throws SQLException {
+    Field wants = wantsKeys(s);
     if (wants == null) {
       return false;
     }
     try {
-      wants.setBoolean(combined.unwrap(BaseStatement.class), true);
+      wants.setBoolean(s.unwrap(BaseStatement.class), on);
     } catch (IllegalAccessException e) {
       return false;
     }

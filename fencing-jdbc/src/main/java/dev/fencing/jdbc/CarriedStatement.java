@@ -18,34 +18,55 @@ import org.postgresql.util.PSQLException;
  * warnings), and the return value and the driver's own refusals ({@code executeQuery} without rows,
  * {@code executeUpdate} with rows) are worked out as the driver does.
  *
+ * <p>With generated keys ({@code execute}, {@code executeUpdate}, {@code executeLargeUpdate} with
+ * {@code RETURN_GENERATED_KEYS} or column names) the statement carries pgjdbc's {@code RETURNING}
+ * ({@link StatementKeys}).
+ *
  * <p>Not carried (the check runs in its own round trip): SQL with a {@code ;} before its end, a
- * statement of a {@code PreparedStatement} (the driver refuses SQL text there), generated keys, a
- * fetch size (cursor fetching), {@code closeOnCompletion} (closing the check's row could close the
- * statement), and result sets not forward-only read-only.
+ * statement of a {@code PreparedStatement} (the driver refuses SQL text there), generated keys
+ * pgjdbc appends no {@code RETURNING} for or with max rows set, column indexes (pgjdbc refuses
+ * them), a fetch size (cursor fetching), {@code closeOnCompletion} (closing the check's row could
+ * close the statement), and result sets not forward-only read-only.
  */
 final class CarriedStatement implements Carrier {
   private final Statement raw;
   private final String name;
   private final String sql;
+  // the generated keys asked for ({@link StatementKeys}), else null
+  private final String @Nullable [] keys;
 
-  private CarriedStatement(Statement raw, String name, String sql) {
+  private CarriedStatement(Statement raw, String name, String sql, String @Nullable [] keys) {
     this.raw = raw;
     this.name = name;
     this.sql = sql;
+    this.keys = keys;
   }
 
   /** The carrier of {@code raw.<name>(args)}, or null if it cannot carry the check. */
   static @Nullable CarriedStatement of(Statement raw, String name, Object @Nullable [] args) {
     if (raw instanceof PreparedStatement
         || args == null
-        || args.length != 1
+        || args.length < 1
+        || args.length > 2
         || !(args[0] instanceof String sql)
         || !CarriedCheck.oneStatement(sql)) {
       return null;
     }
+    if (args.length == 2) {
+      // with generated keys: none asked for is the plain call, as pgjdbc runs it
+      String[] keys = StatementKeys.columns(args[1]);
+      if (keys == null || name.equals("executeQuery")) {
+        return null;
+      }
+      return switch (name) {
+        case "execute", "executeUpdate", "executeLargeUpdate" ->
+            new CarriedStatement(raw, name, sql, keys.length == 0 ? null : keys);
+        default -> null;
+      };
+    }
     return switch (name) {
       case "execute", "executeQuery", "executeUpdate", "executeLargeUpdate" ->
-          new CarriedStatement(raw, name, sql);
+          new CarriedStatement(raw, name, sql, null);
       default -> null;
     };
   }
@@ -67,7 +88,7 @@ final class CarriedStatement implements Carrier {
 
   @Override
   public Carrier.@Nullable Carried callRead(String check) throws SQLException {
-    return plainResults() ? CheckedRead.run(raw, name, sql, check) : null;
+    return keys == null && plainResults() ? CheckedRead.run(raw, name, sql, check) : null;
   }
 
   /** Whether the results are the driver's plainest: no cursor, no closing on completion. */
@@ -82,6 +103,10 @@ final class CarriedStatement implements Carrier {
   public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
     if (!plainResults()) {
       return null;
+    }
+    String[] columns = keys;
+    if (columns != null) {
+      return callWithKeys(check, columns);
     }
     boolean update = name.equals("executeUpdate") || name.equals("executeLargeUpdate");
     int maxRows = raw.getMaxRows();
@@ -108,5 +133,34 @@ final class CarriedStatement implements Carrier {
     }
     boolean isResultSet = raw.getMoreResults(); // closes the check's row
     return new Carrier.Carried(DriverResult.of(name, raw, isResultSet), advanced);
+  }
+
+  /**
+   * With generated keys ({@link StatementKeys}): null (the check on its own) where pgjdbc appends
+   * no {@code RETURNING}, or with max rows set (the driver would cut the keys).
+   */
+  private Carrier.@Nullable Carried callWithKeys(CheckArguments check, String[] columns)
+      throws SQLException {
+    if (raw.getMaxRows() != 0 || !StatementKeys.available(raw)) {
+      return null;
+    }
+    String returning = CarriedKeys.appended(raw.getConnection(), sql, columns);
+    if (returning == null) {
+      return null;
+    }
+    String literal = check.literal();
+    Object advanced;
+    try {
+      advanced = StatementKeys.run(raw, literal + ";" + returning);
+    } catch (PSQLException e) {
+      throw ErrorPosition.shifted(raw, e, literal.codePointCount(0, literal.length()) + 1);
+    }
+    Object result =
+        switch (name) {
+          case "execute" -> raw.getResultSet() != null;
+          case "executeLargeUpdate" -> raw.getLargeUpdateCount();
+          default -> raw.getUpdateCount();
+        };
+    return new Carrier.Carried(result, advanced);
   }
 }

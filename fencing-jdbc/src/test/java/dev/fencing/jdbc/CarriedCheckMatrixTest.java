@@ -208,6 +208,10 @@ class CarriedCheckMatrixTest {
     ops.put(
         "Statement.executeQuery", (c, seen) -> run(c, s -> s.executeQuery("SELECT m_add(5) AS r")));
     ops.put(
+        "Statement.executeUpdate with generated keys",
+        (c, seen) ->
+            run(c, s -> s.executeUpdate("INSERT INTO m (v) VALUES (5)", new String[] {"id"})));
+    ops.put(
         "Statement.executeBatch",
         (c, seen) ->
             run(
@@ -1005,18 +1009,110 @@ class CarriedCheckMatrixTest {
             1,
             2));
     ops.put(
-        "Statement generated keys (not carried)",
+        "Statement generated keys of SQL with RETURNING (not carried)",
         new Case(
             (c, seen) -> {
               try (Statement s = c.createStatement()) {
                 seen.add(
-                    s.executeUpdate(insert, Statement.RETURN_GENERATED_KEYS)
+                    s.executeUpdate(insert + " RETURNING v", Statement.RETURN_GENERATED_KEYS)
                         + " "
                         + rows(s.getGeneratedKeys()));
               }
             },
             1,
             2));
+    ops.put(
+        "Statement generated keys, max rows (not carried)",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                s.setMaxRows(1);
+                seen.add(
+                    s.executeUpdate(
+                            "INSERT INTO m (v) VALUES (7), (8)", Statement.RETURN_GENERATED_KEYS)
+                        + " "
+                        + rows(s.getGeneratedKeys()));
+              }
+            },
+            1,
+            2));
+    statementKeysCases(ops, insert);
+  }
+
+  /** A plain {@code Statement}'s generated keys: pgjdbc's {@code RETURNING} carried (issue 13). */
+  private static void statementKeysCases(Map<String, Case> ops, String insert) {
+    ops.put(
+        "Statement.executeUpdate generated keys",
+        plain(
+            s ->
+                s.executeUpdate(insert, Statement.RETURN_GENERATED_KEYS)
+                    + " "
+                    + rows(s.getGeneratedKeys())
+                    + " "
+                    + drain(s)));
+    ops.put(
+        "Statement.execute generated keys by name, two rows",
+        plain(
+            s -> {
+              boolean isResultSet =
+                  s.execute("INSERT INTO m (v) VALUES (7), (8)", new String[] {"id", "v"});
+              ResultSet keys = s.getGeneratedKeys();
+              String first = isResultSet + " " + s.getUpdateCount() + " " + s.getResultSet();
+              first += " " + (keys.getStatement() == s) + " " + rows(keys);
+              return first + " " + s.getMoreResults() + " " + s.getUpdateCount();
+            }));
+    ops.put(
+        "Statement.executeLargeUpdate generated keys of an UPDATE of nothing",
+        plain(
+            s ->
+                s.executeLargeUpdate(
+                        "UPDATE m SET v = 1 WHERE id < 0", Statement.RETURN_GENERATED_KEYS)
+                    + " "
+                    + rows(s.getGeneratedKeys())
+                    + " "
+                    + drain(s)));
+    ops.put(
+        "Statement generated keys, executed twice",
+        plain(
+            s -> {
+              s.executeUpdate(insert, Statement.RETURN_GENERATED_KEYS);
+              ResultSet first = s.getGeneratedKeys();
+              int count = s.executeUpdate("UPDATE m SET v = v + 1", new String[] {"v"});
+              return first.isClosed() + " " + count + " " + rows(s.getGeneratedKeys());
+            }));
+    ops.put(
+        "Statement generated keys of a function that warns",
+        plain(
+            s ->
+                s.executeUpdate(
+                        "INSERT INTO m (v) VALUES (m_add(3))", Statement.RETURN_GENERATED_KEYS)
+                    + " "
+                    + rows(s.getGeneratedKeys())));
+    ops.put(
+        "Statement.execute no generated keys",
+        plain(
+            s ->
+                s.execute(insert, Statement.NO_GENERATED_KEYS)
+                    + " "
+                    + rows(s.getGeneratedKeys())
+                    + " "
+                    + drain(s)));
+    ops.put(
+        "Statement generated keys, an error with its position",
+        new Case(
+            (c, seen) -> {
+              try (Statement s = c.createStatement()) {
+                seen.add(
+                    String.valueOf(
+                        s.executeUpdate(
+                            "INSERT INTO m (v) VALUES (7 + no_such_column)",
+                            Statement.RETURN_GENERATED_KEYS)));
+              }
+            },
+            0,
+            UNCOUNTED, // autocommit: the rollbacks after the error depend on autosave
+            true,
+            true));
   }
 
   @FunctionalInterface
