@@ -30,10 +30,21 @@ final class TokenChecker {
    * with its resource and token bound as plain parameters (no array objects to build per check).
    */
   private record Call(String many, String one) {
-    static Call of(String schema, String function, String after) {
+    /**
+     * The commit's check: {@code check_one} or {@code check_tokens} if the transaction wrote (it
+     * has a transaction id, however the write was hidden), else NULL. That is {@code
+     * check_tokens_if_written}'s own first test, in SQL, as {@link CheckLiteral#ifWritten} makes
+     * it: a transaction that wrote nothing calls no function (a {@code SECURITY DEFINER} call with
+     * its own search_path is most of what an empty check cost the backend), and one that wrote
+     * binds no arrays for one token. pg_catalog named, so no function on the search path can stand
+     * in for the test.
+     */
+    static Call ifWritten(String schema, String after) {
+      String written =
+          "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE ";
       return new Call(
-          "SELECT " + schema + "." + function + "(?, ?)" + after,
-          "SELECT " + schema + "." + function + "(ARRAY[?]::text[], ARRAY[?]::bigint[])" + after);
+          written + schema + ".check_tokens(?, ?) END" + after,
+          written + schema + ".check_one(?, ?) END" + after);
     }
 
     /**
@@ -61,9 +72,9 @@ final class TokenChecker {
     this.placed = placed;
     this.schema = schema;
     this.checkSql = Call.check(schema);
-    this.checkIfWrittenSql = Call.of(schema, "check_tokens_if_written", "");
+    this.checkIfWrittenSql = Call.ifWritten(schema, "");
     // one round trip: pgjdbc sends both statements before a single Sync
-    this.checkAndCommitSql = Call.of(schema, "check_tokens_if_written", "; COMMIT");
+    this.checkAndCommitSql = Call.ifWritten(schema, "; COMMIT");
     this.recorder = new RefusalRecorder(schema);
     this.recordRejections = recordRejections;
     this.metrics = metrics;
