@@ -22,7 +22,7 @@ final class Fence {
    * and left out (ARCHITECTURE, "One-row statements: the keyed tag").
    */
   static final List<Integer> VERSIONS =
-      List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23);
+      List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 26);
 
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
   static final int MIGRATIONS = VERSIONS.size();

@@ -23,7 +23,7 @@ final class LeaseFindings {
             + " round trips and 2 pool borrows, and the plpgsql of try_acquire (validation, two"
             + " lookups, the advisory and row locks of the handover, tried without waiting"
             + " (V20: no subtransaction unless there is something to wait for), nextval, two"
-            + " UPDATEs, one INSERT with its foreign-key check) and release (one UPDATE), a"
+            + " UPDATEs and one INSERT) and release (one UPDATE), a"
             + " few hundred microseconds of server CPU together on a busy 2-core"
             + " machine. Below the flush nothing can go: a durable token needs one fsync, as a"
             + " ZooKeeper lock needs two (create and delete of the lock node).");
