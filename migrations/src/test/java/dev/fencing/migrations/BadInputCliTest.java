@@ -6,14 +6,10 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import dev.fencing.testing.TestDatabase;
 import dev.fencing.testing.TestDatabaseExtension;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.stream.Stream;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -146,7 +142,7 @@ class BadInputCliTest {
             .map(a -> a.replace(URL, db.jdbcUrl()).replace(USER, db.user()))
             .toArray(String[]::new);
 
-    Run run = run(resolved);
+    CommandRun run = CommandRun.of(db, resolved);
 
     assertThat(run.status()).as("%s: %s", id, run.err()).isEqualTo(status);
     assertThat(run.err()).as(id).contains(stderr);
@@ -180,8 +176,9 @@ class BadInputCliTest {
   @Test
   @DisplayName("B102 a hostile role name reaches no CREATE ROLE")
   void hostileRoleCreatesNoRole() throws SQLException {
-    Run run =
-        run(
+    CommandRun run =
+        CommandRun.of(
+            db,
             "migrate",
             "--url",
             db.jdbcUrl(),
@@ -209,8 +206,9 @@ class BadInputCliTest {
     }
     try {
       List<String> before = databaseObjects();
-      Run run =
-          run(
+      CommandRun run =
+          CommandRun.of(
+              db,
               "migrate",
               "--url",
               db.jdbcUrl(),
@@ -252,8 +250,9 @@ class BadInputCliTest {
           .build()
           .migrate();
       List<String> before = databaseObjects();
-      Run run =
-          run(
+      CommandRun run =
+          CommandRun.of(
+              db,
               "migrate",
               "--url",
               db.jdbcUrl(),
@@ -274,25 +273,6 @@ class BadInputCliTest {
   }
 
   // ---------------------------------------------------------------------------------------------
-
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status =
-        MigrateCommand.run(
-            args,
-            password(),
-            new PrintStream(out, true, StandardCharsets.UTF_8),
-            new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(
-        status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-  }
-
-  private static @Nullable String password() {
-    return db.password().isEmpty() ? null : db.password();
-  }
 
   /** The schemas and relations of the test database. */
   private static List<String> databaseObjects() throws SQLException {

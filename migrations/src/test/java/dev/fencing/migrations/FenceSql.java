@@ -103,6 +103,18 @@ final class FenceSql {
     }
   }
 
+  /**
+   * How often the current transaction has called the fence's function {@code function} (the
+   * database must track functions: {@code track_functions = 'all'}).
+   */
+  static long calls(Connection c, String function) throws SQLException {
+    return longValue(
+        c,
+        "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
+            + " WHERE schemaname = 'fencing' AND funcname = ?",
+        function);
+  }
+
   /** The first column of the single row {@code sql} returns, as a string. */
   static @Nullable String string(Connection c, String sql, @Nullable Object... args)
       throws SQLException {

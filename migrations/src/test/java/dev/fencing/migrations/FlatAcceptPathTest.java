@@ -120,11 +120,7 @@ class FlatAcceptPathTest extends InterleavingTestBase {
           FenceSql.run(writer.c(), "SELECT pg_current_xact_id()");
         }
         FenceSql.run(writer.c(), sql, res, t1);
-        assertThat(
-                FenceSql.longValue(
-                    writer.c(),
-                    "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
-                        + " WHERE schemaname = 'fencing' AND funcname = 'fence_full'"))
+        assertThat(FenceSql.calls(writer.c(), "fence_full"))
             .as("%s under %s: the full path", function, isolation)
             .isOne();
         assertThat(FenceSql.string(writer.c(), "SELECT pg_current_xact_id_if_assigned()::text"))

@@ -7,21 +7,17 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import dev.fencing.testing.TestDatabaseExtension;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationState;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -461,7 +457,7 @@ class MigrationsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("usageErrors")
   void commandUsageErrorsExitWithTwoAndPrintUsage(String label, List<String> args) {
-    Run run = command(args.toArray(new String[0]));
+    CommandRun run = CommandRun.of(db, args.toArray(new String[0]));
     assertThat(run.status()).as(label).isEqualTo(2);
     assertThat(run.err()).as(label).contains(MigrateCommand.USAGE);
     assertThat(run.out()).as(label).isEmpty();
@@ -469,26 +465,27 @@ class MigrationsTest {
 
   @Test
   void commandHelpPrintsTheUsageToStdoutAndEveryUsageEndsWithANewline() {
-    Run help = command("--help");
+    CommandRun help = CommandRun.of(db, "--help");
     assertThat(help.status()).isZero();
     assertThat(help.out()).isEqualTo(MigrateCommand.USAGE).endsWith("\n");
     assertThat(help.out())
         .contains("--owner-role NAME", "--app-role NAME", "--verbose", "migrate", "validate");
     assertThat(help.err()).isEmpty();
-    assertThat(command("migrate", "--url", db.jdbcUrl(), "-h").out())
+    assertThat(CommandRun.of(db, "migrate", "--url", db.jdbcUrl(), "-h").out())
         .isEqualTo(MigrateCommand.USAGE);
-    Run bad = command("migrate");
+    CommandRun bad = CommandRun.of(db, "migrate");
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.err()).endsWith(MigrateCommand.USAGE).endsWith("\n");
   }
 
   @Test
   void commandRejectsBadNamesWithTwoAndMigratesNothing() throws SQLException {
-    Run badSchema = command("migrate", "--url", db.jdbcUrl(), "--schema", "Locks");
+    CommandRun badSchema = CommandRun.of(db, "migrate", "--url", db.jdbcUrl(), "--schema", "Locks");
     assertThat(badSchema.status()).isEqualTo(2);
     assertThat(badSchema.err()).contains("schema must be").contains("'Locks'");
 
-    Run badRole = command("migrate", "--url", db.jdbcUrl(), "--app-role", "app-role");
+    CommandRun badRole =
+        CommandRun.of(db, "migrate", "--url", db.jdbcUrl(), "--app-role", "app-role");
     assertThat(badRole.status()).isEqualTo(2);
     assertThat(badRole.err()).contains("applicationRole must be");
 
@@ -503,30 +500,25 @@ class MigrationsTest {
 
   @Test
   void commandRejectsEqualRolesAsAUsageError() throws SQLException {
-    AtomicInteger status = new AtomicInteger(-1);
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    AtomicReference<CommandRun> run = new AtomicReference<>();
     assertThatCode(
             () ->
-                status.set(
-                    MigrateCommand.run(
-                        new String[] {
-                          "migrate",
-                          "--url",
-                          db.jdbcUrl(),
-                          "--user",
-                          db.user(),
-                          "--app-role",
-                          "same_role",
-                          "--owner-role",
-                          "same_role"
-                        },
-                        password(),
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8))))
+                run.set(
+                    CommandRun.of(
+                        db,
+                        "migrate",
+                        "--url",
+                        db.jdbcUrl(),
+                        "--user",
+                        db.user(),
+                        "--app-role",
+                        "same_role",
+                        "--owner-role",
+                        "same_role")))
         .as("MigrateCommand.run must report a bad combination of options, not throw")
         .doesNotThrowAnyException();
-    assertThat(status.get()).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("applicationRole", "ownerRole");
+    assertThat(run.get().status()).isEqualTo(2);
+    assertThat(run.get().err()).contains("applicationRole", "ownerRole");
     try (Connection c = db.connect()) {
       assertThat(FenceSql.string(c, "SELECT to_regnamespace('fencing')::text")).isNull();
     }
@@ -535,8 +527,9 @@ class MigrationsTest {
   @Test
   void commandMigratesInformsAndValidates() throws SQLException {
     String url = db.jdbcUrl();
-    Run migrate =
-        command(
+    CommandRun migrate =
+        CommandRun.of(
+            db,
             "migrate",
             "--url",
             url,
@@ -549,8 +542,9 @@ class MigrationsTest {
     assertThat(migrate.status()).as(migrate.err()).isZero();
     assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
 
-    Run again =
-        command(
+    CommandRun again =
+        CommandRun.of(
+            db,
             "migrate",
             "--url",
             url,
@@ -563,8 +557,9 @@ class MigrationsTest {
     assertThat(again.status()).isZero();
     assertThat(again.out()).contains("applied 0 migration(s)");
 
-    Run info =
-        command(
+    CommandRun info =
+        CommandRun.of(
+            db,
             "info",
             "--url",
             url,
@@ -577,8 +572,9 @@ class MigrationsTest {
     assertThat(info.status()).as(info.err()).isZero();
     assertInfoShowsAllSuccessfulMigrations(info.out().lines().toList());
 
-    Run valid =
-        command(
+    CommandRun valid =
+        CommandRun.of(
+            db,
             "validate",
             "--url",
             url,
@@ -594,8 +590,9 @@ class MigrationsTest {
     try (Connection c = db.connect()) {
       FenceSql.run(c, "ALTER FUNCTION fencing.check_token(text, bigint) SECURITY INVOKER");
     }
-    Run tampered =
-        command(
+    CommandRun tampered =
+        CommandRun.of(
+            db,
             "validate",
             "--url",
             url,
@@ -613,8 +610,9 @@ class MigrationsTest {
 
   @Test
   void commandWithACustomSchemaMigratesThatSchema() throws SQLException {
-    Run migrate =
-        command(
+    CommandRun migrate =
+        CommandRun.of(
+            db,
             "migrate",
             "--url",
             db.jdbcUrl(),
@@ -629,7 +627,8 @@ class MigrationsTest {
     assertThat(migrate.status()).as(migrate.err()).isZero();
     assertThat(migrate.out()).contains("applied " + Fence.MIGRATIONS + " migration(s)");
     assertThat(
-            command(
+            CommandRun.of(
+                    db,
                     "validate",
                     "--url",
                     db.jdbcUrl(),
@@ -652,42 +651,15 @@ class MigrationsTest {
   @ValueSource(strings = {"migrate", "info", "validate"})
   void commandExitsWithOneWhenTheDatabaseRefuses(String action) {
     String missing = db.jdbcUrl().replace(db.name(), db.name() + "_missing");
-    AtomicInteger status = new AtomicInteger(-1);
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    assertThatCode(
-            () ->
-                status.set(
-                    MigrateCommand.run(
-                        new String[] {action, "--url", missing, "--user", db.user()},
-                        password(),
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8))))
+    AtomicReference<CommandRun> run = new AtomicReference<>();
+    assertThatCode(() -> run.set(CommandRun.of(db, action, "--url", missing, "--user", db.user())))
         .as("%s on a database that does not exist must exit with 1, not throw", action)
         .doesNotThrowAnyException();
-    assertThat(status.get()).isEqualTo(1);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains(db.name() + "_missing");
+    assertThat(run.get().status()).isEqualTo(1);
+    assertThat(run.get().err()).contains(db.name() + "_missing");
   }
 
   // ---------------------------------------------------------------------------------------------
-
-  private record Run(int status, String out, String err) {}
-
-  private Run command(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status =
-        MigrateCommand.run(
-            args,
-            password(),
-            new PrintStream(out, true, StandardCharsets.UTF_8),
-            new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(
-        status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-  }
-
-  private @Nullable String password() {
-    return db.password().isEmpty() ? null : db.password();
-  }
 
   private static void assertInfoShowsAllSuccessfulMigrations(List<String> info) {
     List<String> versioned = info.stream().filter(line -> line.matches("^[0-9]+\\s.*")).toList();

@@ -60,31 +60,30 @@ class PrivilegesTest {
           "catalog_checksum", "fingerprint = 'forged'",
           "fencing_schema_history", "success = true");
 
-  private static final String APP_USER = FenceSql.unique("app_user");
+  private static AppRole appUser;
 
   private static long issuedToken;
 
   @BeforeAll
   static void setUp() throws SQLException {
     assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
+    appUser = AppRole.create(db, "app_user");
     try (Connection c = db.connect()) {
-      FenceSql.run(c, "CREATE ROLE " + APP_USER + " LOGIN");
-      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP_USER);
       issuedToken = Fence.acquire(c, RESOURCE, "superuser-setup", TTL);
     }
   }
 
   @AfterAll
   static void dropRole() throws SQLException {
-    try (Connection c = db.connect()) {
-      FenceSql.run(c, "DROP ROLE IF EXISTS " + APP_USER);
+    if (appUser != null) {
+      appUser.close();
     }
   }
 
   @Test
   void applicationRoleCanCallTheApi() throws SQLException {
-    try (Connection app = db.connect(APP_USER)) {
-      assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(APP_USER);
+    try (Connection app = appUser.connect()) {
+      assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(appUser.name());
       assertThat(
               FenceSql.string(
                   app, "SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user"))
@@ -131,7 +130,7 @@ class PrivilegesTest {
       assertThat(
               FenceSql.string(
                   admin, "SELECT db_user FROM fencing.rejection ORDER BY id DESC LIMIT 1"))
-          .isEqualTo(APP_USER);
+          .isEqualTo(appUser.name());
     }
   }
 
@@ -147,7 +146,7 @@ class PrivilegesTest {
       Fence.acquire(admin, other, "someone", TTL);
     }
     FenceSql.Snapshot before;
-    try (Connection app = db.connect(APP_USER)) {
+    try (Connection app = appUser.connect()) {
       // two refusals of r and one of another resource, recorded with their receipts
       long first = Fence.recordRejection(app, refusal(app, r, token - 1));
       long second = Fence.recordRejection(app, refusal(app, r, token - 1));
@@ -161,8 +160,8 @@ class PrivilegesTest {
                       + " || ' ' || db_user FROM fencing.rejections(?)",
                   r))
           .containsExactly(
-              second + " " + r + " " + (token - 1) + " " + token + " stale_token " + APP_USER,
-              first + " " + r + " " + (token - 1) + " " + token + " stale_token " + APP_USER);
+              second + " " + r + " " + (token - 1) + " " + token + " stale_token " + appUser.name(),
+              first + " " + r + " " + (token - 1) + " " + token + " stale_token " + appUser.name());
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(?, 1)", r))
           .isEqualTo(1);
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM fencing.rejections(NULL)"))
@@ -207,7 +206,7 @@ class PrivilegesTest {
           forbidden.add("DELETE FROM " + t);
           forbidden.add("TRUNCATE " + t);
           forbidden.add("ALTER TABLE " + t + " DISABLE TRIGGER ALL");
-          forbidden.add("ALTER TABLE " + t + " OWNER TO " + APP_USER);
+          forbidden.add("ALTER TABLE " + t + " OWNER TO " + appUser.name());
           forbidden.add("ALTER TABLE " + t + " ENABLE ROW LEVEL SECURITY");
           forbidden.add("DROP TABLE " + t);
           forbidden.add("LOCK TABLE " + t + " IN ACCESS EXCLUSIVE MODE");
@@ -275,7 +274,7 @@ class PrivilegesTest {
             "ALTER FUNCTION fencing.check_token(text, bigint) RESET search_path",
             "ALTER FUNCTION fencing.try_acquire(text, text, interval, interval)"
                 + " OWNER TO "
-                + APP_USER,
+                + appUser.name(),
             "DROP FUNCTION fencing.check_token(text, bigint)",
             "DROP FUNCTION fencing.advance_sequence(bigint)",
             "ALTER SCHEMA fencing RENAME TO fencing_gone",
@@ -283,7 +282,7 @@ class PrivilegesTest {
             // becoming someone who could
             "SET ROLE " + db.ownerRole(),
             "SET SESSION AUTHORIZATION " + db.ownerRole(),
-            "GRANT " + db.ownerRole() + " TO " + APP_USER,
+            "GRANT " + db.ownerRole() + " TO " + appUser.name(),
             "SET session_replication_role = replica"));
 
     FenceSql.Snapshot before;
@@ -294,7 +293,7 @@ class PrivilegesTest {
     }
 
     SoftAssertions softly = new SoftAssertions();
-    try (Connection app = db.connect(APP_USER)) {
+    try (Connection app = appUser.connect()) {
       for (String sql : forbidden) {
         SQLException e = catchThrowableOfType(SQLException.class, () -> execute(app, sql));
         softly.assertThat((Throwable) e).as("%s must be refused", sql).isNotNull();
@@ -306,7 +305,7 @@ class PrivilegesTest {
         }
       }
       // still the application role, and the API still works for it
-      softly.assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(APP_USER);
+      softly.assertThat(FenceSql.string(app, "SELECT current_user")).isEqualTo(appUser.name());
       softly.assertThat(Fence.check(app, RESOURCE, issuedToken)).isEqualTo(issuedToken);
     }
     softly.assertAll();
@@ -370,7 +369,9 @@ class PrivilegesTest {
       // the application login role is not a member of the owner role
       assertThat(
               FenceSql.string(
-                  c, "SELECT pg_has_role(?, '" + db.ownerRole() + "', 'MEMBER')::text", APP_USER))
+                  c,
+                  "SELECT pg_has_role(?, '" + db.ownerRole() + "', 'MEMBER')::text",
+                  appUser.name()))
           .isEqualTo("false");
     }
   }

@@ -32,7 +32,6 @@ class ProtectedTablesTest {
 
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final String OWNER = FenceSql.unique("prot_owner");
-  private static final String APP = FenceSql.unique("prot_app");
 
   /** Whole-table resource of {@code item} and of the partitioned {@code measurement}. */
   private static final String ITEMS = "protected/items";
@@ -44,16 +43,18 @@ class ProtectedTablesTest {
 
   private static final String ACCOUNT_2 = "account/2";
 
+  /** The application's login role: {@code fencing_app} and the table privileges granted here. */
+  private static AppRole appRole;
+
   @BeforeAll
   static void setUp() throws SQLException {
     assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
+    appRole = AppRole.create(db, "prot_app");
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
           "ALTER DATABASE " + FenceSql.quoteIdentifier(db.name()) + " SET track_functions = 'all'");
       FenceSql.run(c, "CREATE ROLE " + OWNER + " NOLOGIN");
-      FenceSql.run(c, "CREATE ROLE " + APP + " LOGIN");
-      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP);
       FenceSql.run(c, "CREATE TABLE item (id int PRIMARY KEY, note text NOT NULL)");
       FenceSql.run(c, "CREATE TABLE account (id int PRIMARY KEY, balance int NOT NULL)");
       FenceSql.run(c, "CREATE TABLE plain (id int PRIMARY KEY, note text NOT NULL)");
@@ -65,9 +66,9 @@ class ProtectedTablesTest {
           c, "CREATE TABLE measurement_1 PARTITION OF measurement FOR VALUES FROM (0) TO (100)");
       for (String t : List.of("item", "account", "plain", "measurement", "measurement_1")) {
         FenceSql.run(c, "ALTER TABLE " + t + " OWNER TO " + OWNER);
-        FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + t + " TO " + APP);
+        appRole.grant("SELECT, INSERT, UPDATE, DELETE", t);
       }
-      FenceSql.run(c, "GRANT TRUNCATE ON item, account, measurement, measurement_1 TO " + APP);
+      appRole.grant("TRUNCATE", "item, account, measurement, measurement_1");
       FenceSql.run(c, "SELECT fencing.protect('item', ?)", ITEMS);
       FenceSql.run(c, "SELECT fencing.protect('measurement', ?)", MEASUREMENTS);
       FenceSql.run(c, "SELECT fencing.protect_rows('account', 'id', 'account/')");
@@ -77,7 +78,7 @@ class ProtectedTablesTest {
       FenceSql.run(
           c,
           "ALTER TABLE measurement ATTACH PARTITION measurement_2 FOR VALUES FROM (100) TO (200)");
-      FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON measurement_2 TO " + APP);
+      appRole.grant("SELECT, INSERT, UPDATE, DELETE, TRUNCATE", "measurement_2");
       // and one created as a partition after protect()
       FenceSql.run(
           c, "CREATE TABLE measurement_3 PARTITION OF measurement FOR VALUES FROM (200) TO (300)");
@@ -86,11 +87,12 @@ class ProtectedTablesTest {
 
   @AfterAll
   static void dropRoles() throws SQLException {
+    if (appRole != null) {
+      appRole.close();
+    }
     try (Connection c = db.connect()) {
-      for (String role : List.of(APP, OWNER)) {
-        FenceSql.run(c, "DROP OWNED BY " + role);
-        FenceSql.run(c, "DROP ROLE " + role);
-      }
+      FenceSql.run(c, "DROP OWNED BY " + OWNER);
+      FenceSql.run(c, "DROP ROLE " + OWNER);
     }
   }
 
@@ -182,7 +184,7 @@ class ProtectedTablesTest {
 
   @Test
   void unfencedWritesAreRefusedAndWriteNothing() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       String before = contents(app);
       List<String> writes =
           List.of(
@@ -229,7 +231,7 @@ class ProtectedTablesTest {
 
   @Test
   void refusalNamesTheResourceAndTable() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       SQLException e = assertFails(MISSING, () -> FenceSql.run(app, "DELETE FROM item"));
       assertThat(e.getMessage()).contains("\"" + ITEMS + "\"", "table public.item is protected");
       SQLException row =
@@ -249,7 +251,7 @@ class ProtectedTablesTest {
 
   @Test
   void currentHolderIsAcceptedByCheckTokenAndByCarry() throws SQLException, IOException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       inTransaction(
           app,
           "SELECT fencing.check_token('" + ITEMS + "', " + items + ")",
@@ -284,7 +286,7 @@ class ProtectedTablesTest {
       current = newToken(c, ITEMS);
     }
     assertThat(current).isGreaterThan(zombie);
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       String before = contents(app);
       SQLException carried =
           refusedInTransaction(
@@ -311,7 +313,7 @@ class ProtectedTablesTest {
 
   @Test
   void carryValidatesItsInputLikeCheckToken() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       assertFails(MISSING, () -> FenceSql.run(app, "SELECT fencing.carry('x', NULL)"));
       assertFails(INVALID_ARGUMENT, () -> FenceSql.run(app, "SELECT fencing.carry('x', 0)"));
       assertFails(INVALID_RESOURCE, () -> FenceSql.run(app, "SELECT fencing.carry('a b', 1)"));
@@ -326,7 +328,7 @@ class ProtectedTablesTest {
 
   @Test
   void perRowResourcesNeedEachRowsOwnToken() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       String before = contents(app);
       String check2 = "SELECT fencing.check_token('" + ACCOUNT_2 + "', " + account2 + ")";
       String carry2 = "SELECT fencing.carry('" + ACCOUNT_2 + "', " + account2 + ")";
@@ -361,7 +363,7 @@ class ProtectedTablesTest {
 
   @Test
   void partitionAttachedAfterProtectIsProtected() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       String before = contents(app);
       assertFails(MISSING, () -> FenceSql.run(app, "INSERT INTO measurement VALUES (5, 150, 5)"));
       assertFails(MISSING, () -> FenceSql.run(app, "INSERT INTO measurement_2 VALUES (5, 150, 5)"));
@@ -415,7 +417,7 @@ class ProtectedTablesTest {
               "measurement_3 fencing_protect",
               "measurement_3 fencing_protect_truncate");
     }
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       assertFails(MISSING, () -> FenceSql.run(app, "TRUNCATE measurement_2"));
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM measurement_2")).isEqualTo(2);
     }
@@ -427,7 +429,7 @@ class ProtectedTablesTest {
 
   @Test
   void rollbackToSavepointRemovesTheMarker() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       app.setAutoCommit(false);
       FenceSql.run(app, "SAVEPOINT s");
       Fence.check(app, ITEMS, items);
@@ -454,7 +456,7 @@ class ProtectedTablesTest {
 
   @Test
   void forgedOrReplayedMarkersAreRejected() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       long id;
       try (Connection admin = db.connect()) {
         id = FenceSql.longValue(admin, "SELECT id FROM fencing.resource WHERE name = ?", ITEMS);
@@ -497,7 +499,7 @@ class ProtectedTablesTest {
 
   @Test
   void theCheckRunsOncePerTransactionAndResource() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       assertThat(FenceSql.string(app, "SHOW track_functions")).isEqualTo("all");
       app.setAutoCommit(false);
       FenceSql.run(app, "SELECT fencing.carry(?, ?)", ITEMS, items);
@@ -505,33 +507,21 @@ class ProtectedTablesTest {
       FenceSql.run(app, "INSERT INTO item SELECT g, 'b' FROM generate_series(10, 40) g");
       FenceSql.run(app, "UPDATE item SET note = note || '!'");
       FenceSql.run(app, "DELETE FROM item WHERE id > 20");
-      assertThat(fenceCalls(app)).isEqualTo(1);
+      assertThat(FenceSql.calls(app, "fence")).isEqualTo(1);
       // per-row: one check per distinct resource, however many rows
       FenceSql.run(app, "SELECT fencing.carry(?, ?)", ACCOUNT_1, account1);
       FenceSql.run(app, "SELECT fencing.carry(?, ?)", ACCOUNT_2, account2);
       FenceSql.run(app, "UPDATE account SET balance = balance + 1");
       FenceSql.run(app, "UPDATE account SET balance = balance + 1");
-      assertThat(fenceCalls(app)).isEqualTo(3);
+      assertThat(FenceSql.calls(app, "fence")).isEqualTo(3);
       // partitioned (row trigger on every row): still once
       FenceSql.run(app, "SELECT fencing.check_token(?, ?)", MEASUREMENTS, measurements);
       FenceSql.run(app, "INSERT INTO measurement SELECT g, g, g FROM generate_series(20, 180) g");
       // (V15: check_token decides its common case itself, without fence(); the trigger adds none)
-      assertThat(fenceCalls(app)).isEqualTo(3);
-      assertThat(
-              FenceSql.longValue(
-                  app,
-                  "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
-                      + " WHERE schemaname = 'fencing' AND funcname = 'check_token'"))
-          .isEqualTo(1);
+      assertThat(FenceSql.calls(app, "fence")).isEqualTo(3);
+      assertThat(FenceSql.calls(app, "check_token")).isEqualTo(1);
       app.commit();
     }
-  }
-
-  private static long fenceCalls(Connection c) throws SQLException {
-    return FenceSql.longValue(
-        c,
-        "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
-            + " WHERE schemaname = 'fencing' AND funcname = 'fence'");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -549,7 +539,7 @@ class ProtectedTablesTest {
             "DROP TRIGGER fencing_protect_truncate ON account",
             "DROP TRIGGER fencing_protect_inserted ON account",
             "ALTER TABLE account DISABLE TRIGGER fencing_protect_updated",
-            "ALTER TABLE item OWNER TO " + APP,
+            "ALTER TABLE item OWNER TO " + appRole.name(),
             "DROP TABLE item",
             "SET session_replication_role = replica",
             "SELECT set_config('session_replication_role', 'replica', true)",
@@ -564,7 +554,7 @@ class ProtectedTablesTest {
             "SELECT fencing.mark_checked(1, 1)",
             "SELECT fencing.require_fenced('" + ITEMS + "', 'item')",
             "SET ROLE " + OWNER);
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = appRole.connect()) {
       for (String sql : forbidden) {
         SQLException e = assertFails("42501", () -> FenceSql.run(app, sql));
         assertThat(e.getMessage()).as(sql).isNotBlank();
@@ -593,9 +583,9 @@ class ProtectedTablesTest {
                   c,
                   "SELECT pg_has_role(?, ?, 'USAGE')::text || ' ' || rolsuper::text"
                       + " FROM pg_roles WHERE rolname = ?",
-                  APP,
+                  appRole.name(),
                   OWNER,
-                  APP))
+                  appRole.name()))
           .isEqualTo("false false");
       Fence.migrations(db).validate();
     }
@@ -656,7 +646,7 @@ class ProtectedTablesTest {
         FenceSql.run(c, "DROP ROLE " + operator);
       }
       // the application role may not call them at all
-      try (Connection app = db.connect(APP)) {
+      try (Connection app = appRole.connect()) {
         assertFails("42501", () -> FenceSql.run(app, "SELECT fencing.protect('plain', 'x')"));
       }
     }
@@ -726,17 +716,19 @@ class ProtectedTablesTest {
 
   @Test
   void psqlUnfencedWriteIsRefusedAndTheOneCallRecipeIsAccepted() throws Exception {
-    PsqlClient.Result refused = psql(APP, "INSERT INTO item VALUES (20, 'from psql');\n");
+    PsqlClient.Result refused =
+        psql(appRole.name(), "INSERT INTO item VALUES (20, 'from psql');\n");
     assertThat(refused.exitCode()).as(refused.output()).isNotZero();
     assertThat(refused.output()).contains("ZF002", "missing fencing token");
 
-    PsqlClient.Result copy = psql(APP, "COPY item FROM STDIN;\n21\tcopied by psql\n\\.\n");
+    PsqlClient.Result copy =
+        psql(appRole.name(), "COPY item FROM STDIN;\n21\tcopied by psql\n\\.\n");
     assertThat(copy.exitCode()).as(copy.output()).isNotZero();
     assertThat(copy.output()).contains("ZF002");
 
     PsqlClient.Result zombie =
         psql(
-            APP,
+            appRole.name(),
             "BEGIN;\nSELECT fencing.check_token('"
                 + ITEMS
                 + "', "
@@ -751,7 +743,7 @@ class ProtectedTablesTest {
 
     PsqlClient.Result recipe =
         psql(
-            APP,
+            appRole.name(),
             "BEGIN;\nSELECT fencing.check_token('"
                 + ITEMS
                 + "', "

@@ -6,7 +6,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -179,9 +178,8 @@ public final class PatroniCluster implements AutoCloseable {
           "no primary" + (old == null ? "" : " other than " + old.name) + " within " + wait + logs);
     }
     for (Node n : nodes) {
-      Process patroni = n.process;
-      if (patroni != null && !patroni.isAlive() && !closed) {
-        startPatroni(n); // killed by killLeader(): rejoins as a replica of the new leader
+      if (n.patroni.died() && !closed) {
+        n.patroni.start(); // killed by killLeader(): rejoins as a replica of the new leader
       }
     }
     return found[0];
@@ -217,11 +215,8 @@ public final class PatroniCluster implements AutoCloseable {
    */
   public Node killLeader() {
     Node leader = leader();
-    Processes.killTree(leader.postmasterPid(), PATIENCE);
-    Process patroni = leader.process;
-    if (patroni != null) {
-      Processes.killTree(patroni.pid(), PATIENCE);
-    }
+    Processes.killTree(leader.patroni.postmasterPid(), PATIENCE);
+    leader.patroni.kill(PATIENCE);
     Long receiver = cutReceiver;
     cutReceiver = null;
     if (receiver != null && ProcessHandle.of(receiver).isPresent()) {
@@ -246,7 +241,7 @@ public final class PatroniCluster implements AutoCloseable {
       Processes.signal(receiver, "CONT");
     }
     for (Node n : nodes) {
-      n.stop();
+      n.patroni.stop(PATIENCE);
     }
     etcd.close();
     Processes.deleteRecursively(directory);
@@ -254,55 +249,26 @@ public final class PatroniCluster implements AutoCloseable {
 
   private Node launch(String name) {
     Path dir = directory.resolve(name);
-    Node node = new Node(name, dir, Processes.freePort(), Processes.freePort());
-    try {
-      Files.createDirectories(dir);
-      Path yaml = dir.resolve("patroni.yml");
-      Files.writeString(
-          yaml,
-          config.yaml(name, node.port, node.restPort, etcd.hostAndPort(), dir),
-          StandardCharsets.UTF_8);
-      for (Path p : List.of(directory, dir, yaml)) {
-        Programs.handOver(p);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not prepare Patroni " + name, e);
-    }
-    startPatroni(node);
+    int port = Processes.freePort();
+    int restPort = Processes.freePort();
+    String yaml = config.yaml(name, port, restPort, etcd.hostAndPort(), dir);
+    Node node = new Node(name, port, restPort, PatroniProcess.start(name, directory, dir, yaml));
     nodes.add(node);
     return node;
-  }
-
-  /** Starts (or starts again, after {@link #killLeader()}) the node's Patroni. */
-  private void startPatroni(Node node) {
-    List<String> command =
-        List.of(
-            Processes.onPath("patroni").orElseThrow().toString(),
-            node.dir.resolve("patroni.yml").toString());
-    try {
-      node.process =
-          Programs.serverProcess(command)
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(node.logFile().toFile()))
-              .start();
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not start Patroni " + node.name, e);
-    }
   }
 
   /** One node: a Patroni process and the PostgreSQL server it manages. */
   public final class Node {
     private final String name;
-    private final Path dir;
     private final int port;
     private final int restPort;
-    private @Nullable Process process;
+    private final PatroniProcess patroni;
 
-    private Node(String name, Path dir, int port, int restPort) {
+    private Node(String name, int port, int restPort, PatroniProcess patroni) {
       this.name = name;
-      this.dir = dir;
       this.port = port;
       this.restPort = restPort;
+      this.patroni = patroni;
     }
 
     /** {@code node0} or {@code node1}. */
@@ -374,43 +340,8 @@ public final class PatroniCluster implements AutoCloseable {
       }
     }
 
-    private long postmasterPid() {
-      try {
-        return Long.parseLong(Files.readAllLines(dir.resolve("data/postmaster.pid")).get(0).trim());
-      } catch (IOException e) {
-        throw new UncheckedIOException(name + ": no postmaster.pid", e);
-      }
-    }
-
-    private Path logFile() {
-      return dir.resolve("patroni.log");
-    }
-
     String log() {
-      return Processes.tail(logFile());
-    }
-
-    // Patroni stops its PostgreSQL on SIGTERM (signalled itself, not through runuser).
-    private void stop() {
-      Process p = process;
-      process = null;
-      if (p == null) {
-        return;
-      }
-      p.descendants()
-          .filter(h -> h.info().command().orElse("").contains("python"))
-          .forEach(h -> Processes.stop(h, PATIENCE));
-      Processes.stop(p.toHandle(), PATIENCE);
-      if (Files.exists(dir.resolve("data/postmaster.pid"))) {
-        try {
-          long pid = postmasterPid();
-          if (ProcessHandle.of(pid).isPresent()) {
-            Processes.killTree(pid, PATIENCE);
-          }
-        } catch (RuntimeException e) {
-          // already gone
-        }
-      }
+      return patroni.log();
     }
 
     @Override

@@ -2,7 +2,6 @@ package dev.fencing.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -12,7 +11,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -66,28 +64,8 @@ public final class PostgresServer implements AutoCloseable {
   private PostgresServer init(Map<String, String> settings) {
     PostgresServer server = this;
     try {
-      server.exec(
-          List.of(
-              Programs.tool("initdb").toString(),
-              "-D",
-              server.data.toString(),
-              "-U",
-              USER,
-              "--auth=trust",
-              "--no-sync",
-              "--encoding=UTF8",
-              "--locale=C"));
-      Map<String, String> all = new LinkedHashMap<>();
-      all.put("wal_level", "replica");
-      all.put("max_wal_senders", "10");
-      all.put("max_replication_slots", "10");
-      all.put("wal_keep_size", "256MB");
-      all.put("hot_standby", "on");
-      all.put("shared_buffers", "16MB");
-      all.put("max_connections", "40");
-      all.put("fsync", "on");
-      all.put("synchronous_commit", "on");
-      all.put("full_page_writes", "on");
+      server.exec(PostgresCommands.initdb(server.data));
+      Map<String, String> all = PostgresCommands.defaults();
       all.putAll(settings);
       server.configure(all);
       server.start();
@@ -172,27 +150,7 @@ public final class PostgresServer implements AutoCloseable {
   }
 
   private void baseBackupInto(Path target, boolean standby) {
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                Programs.tool("pg_basebackup").toString(),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                Integer.toString(port),
-                "-U",
-                USER,
-                "-D",
-                target.toString(),
-                "-X",
-                "stream",
-                "-c",
-                "fast",
-                "--no-sync"));
-    if (standby) {
-      command.add("-R");
-    }
-    exec(command);
+    exec(PostgresCommands.baseBackup(port, target, standby));
   }
 
   /** The server's name (for logs and errors). */
@@ -229,32 +187,14 @@ public final class PostgresServer implements AutoCloseable {
   /** Starts it ({@code pg_ctl start -w}): returns once it accepts connections. */
   public synchronized void start() {
     requireOpen();
-    exec(
-        List.of(
-            Programs.tool("pg_ctl").toString(),
-            "start",
-            "-w",
-            "-t",
-            Long.toString(WAIT.toSeconds()),
-            "-D",
-            data.toString(),
-            "-l",
-            root.resolve("server.log").toString()));
+    exec(PostgresCommands.start(data, root.resolve("server.log"), WAIT));
     running = true;
   }
 
   /** Stops it cleanly ({@code pg_ctl stop -m fast}). */
   public synchronized void stop() {
     if (running) {
-      exec(
-          List.of(
-              Programs.tool("pg_ctl").toString(),
-              "stop",
-              "-w",
-              "-m",
-              "fast",
-              "-D",
-              data.toString()));
+      exec(PostgresCommands.stop(data, "fast"));
       running = false;
     }
   }
@@ -337,15 +277,7 @@ public final class PostgresServer implements AutoCloseable {
     try {
       if (running) {
         try {
-          exec(
-              List.of(
-                  Programs.tool("pg_ctl").toString(),
-                  "stop",
-                  "-w",
-                  "-m",
-                  "immediate",
-                  "-D",
-                  data.toString()));
+          exec(PostgresCommands.stop(data, "immediate"));
         } catch (RuntimeException e) {
           LOG.warn("could not stop {}: {}", name, e.getMessage());
         }
@@ -363,16 +295,8 @@ public final class PostgresServer implements AutoCloseable {
   }
 
   private void configure(Map<String, String> settings) {
-    Map<String, String> all = new LinkedHashMap<>(settings);
-    all.put("listen_addresses", "'127.0.0.1'");
-    all.put("port", Integer.toString(port));
-    all.put("unix_socket_directories", "'" + root + "'");
-    StringBuilder conf = new StringBuilder("\n# dev.fencing.testing.PostgresServer\n");
-    all.forEach((key, value) -> conf.append(key).append(" = ").append(value).append('\n'));
-    Path file = data.resolve("postgresql.conf");
     try {
-      Files.writeString(
-          file, conf.toString(), StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+      PostgresCommands.configure(data, root, port, settings);
     } catch (IOException e) {
       throw new UncheckedIOException("could not configure " + name, e);
     }

@@ -51,6 +51,14 @@ public final class TestPostgres {
   private static final String LOCAL_HOST = "127.0.0.1";
   private static final int LOCAL_PORT = 5432;
   private static final int LOCAL_TIMEOUT_SECONDS = 2;
+
+  /**
+   * How long a local server that accepted the connection may take to log in and answer: long,
+   * because one that accepts is there, and a loaded machine (load 40 on 2 cores was seen) answers
+   * slowly; giving up sooner would silently pick the embedded PostgreSQL 14 instead.
+   */
+  private static final int LOCAL_LOGIN_TIMEOUT_SECONDS = 60;
+
   private static final String POSTGRES = "postgres";
   private static final String URL_PREFIX = "jdbc:postgresql://";
   private static final String CONTAINER_IMAGE = "postgres:15";
@@ -222,9 +230,9 @@ public final class TestPostgres {
       return null;
     }
     Properties properties = credentials(POSTGRES, "");
-    properties.setProperty("connectTimeout", Integer.toString(LOCAL_TIMEOUT_SECONDS));
-    properties.setProperty("loginTimeout", Integer.toString(LOCAL_TIMEOUT_SECONDS));
-    properties.setProperty("socketTimeout", Integer.toString(LOCAL_TIMEOUT_SECONDS));
+    properties.setProperty("connectTimeout", Integer.toString(LOCAL_LOGIN_TIMEOUT_SECONDS));
+    properties.setProperty("loginTimeout", Integer.toString(LOCAL_LOGIN_TIMEOUT_SECONDS));
+    properties.setProperty("socketTimeout", Integer.toString(LOCAL_LOGIN_TIMEOUT_SECONDS));
     String url = URL_PREFIX + where + "/" + POSTGRES;
     try (Connection connection = DriverManager.getConnection(url, properties);
         Statement statement = connection.createStatement();

@@ -134,7 +134,7 @@ public final class Main {
           r -> {
             if (System.nanoTime() - lastReport[0] > Duration.ofSeconds(30).toNanos()) {
               lastReport[0] = System.nanoTime();
-              out.println("  faults so far: " + r.faultCounts());
+              out.println("  faults so far: " + r.faults().counts());
             }
           });
       return run.finish();

@@ -38,39 +38,41 @@ final class Scenarios {
     if (run.workers().size() < 3) {
       throw new IllegalArgumentException("the scripted scenario needs 3 workers or more");
     }
+    FaultInjector faults = run.faults();
     List<String> outcomes = new ArrayList<>();
     long start = System.nanoTime();
-    run.awaitProgress(1);
+    faults.awaitProgress(1);
     step("every worker wrote", start);
-    outcomes.add("zombie w1 " + run.zombie(run.workers().get(1), true));
+    outcomes.add("zombie w1 " + faults.zombie(run.workers().get(1), true));
     step(outcomes.get(0), start);
-    outcomes.add("zombie w0 " + run.zombie(run.workers().get(0), false));
+    outcomes.add("zombie w0 " + faults.zombie(run.workers().get(0), false));
     step(outcomes.get(1), start);
-    outcomes.add("terminate w2 " + run.terminateMidTransaction(run.workers().get(2)));
+    outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
     step(outcomes.get(2), start);
-    if (run.crash()) {
+    if (faults.crash()) {
       step("crashed and restarted PostgreSQL", start);
     }
-    run.awaitProgress(1);
+    faults.awaitProgress(1);
     step("every worker wrote again", start);
     return outcomes;
   }
 
   /**
    * The failover schedule (a database that can fail over, such as a Patroni cluster): every worker
-   * writes; the replica is cut off, the workers receive {@link TortureRun#FAILOVER_ISSUANCES} more
-   * tokens, the primary is killed hard and the replica promoted ({@link TortureRun#failover(int)});
-   * every worker writes twice more, on the promoted primary.
+   * writes; the replica is cut off, the workers receive {@link FaultInjector#FAILOVER_ISSUANCES}
+   * more tokens, the primary is killed hard and the replica promoted ({@link
+   * FaultInjector#failover(int)}); every worker writes twice more, on the promoted primary.
    */
   static void failover(TortureRun run) throws SQLException {
+    FaultInjector faults = run.faults();
     long start = System.nanoTime();
-    run.awaitProgress(1);
+    faults.awaitProgress(1);
     step("every worker wrote", start);
-    if (!run.failover(TortureRun.FAILOVER_ISSUANCES)) {
+    if (!faults.failover(FaultInjector.FAILOVER_ISSUANCES)) {
       throw new IllegalArgumentException("the failover scenario needs a database that fails over");
     }
     step("failed over", start);
-    run.awaitProgress(2);
+    faults.awaitProgress(2);
     step("every worker wrote twice on the promoted primary", start);
   }
 
@@ -81,6 +83,7 @@ final class Scenarios {
    */
   static void random(TortureRun run, Duration duration, long seed, Progress progress)
       throws SQLException {
+    FaultInjector faults = run.faults();
     Random random = new Random(seed);
     long ttl = run.settings().ttl().toMillis();
     long end = System.nanoTime() + duration.toNanos();
@@ -92,35 +95,35 @@ final class Scenarios {
           dice < 30
               ? Fault.ZOMBIE
               : dice < 60 ? Fault.PAUSE : dice < 88 ? Fault.TERMINATE : Fault.CRASH;
-      // on a cluster that fails over, CRASH is a failover (TortureRun.crash)
+      // on a cluster that fails over, CRASH is a failover (FaultInjector.crash)
       switch (fault) {
-        case ZOMBIE -> run.zombie(victim, random.nextBoolean());
+        case ZOMBIE -> faults.zombie(victim, random.nextBoolean());
         case PAUSE -> {
           // Longer than the lease in most cases: the real GC pause.
           long pause = (long) (ttl * (0.5 + 2.5 * random.nextDouble()));
           victim.pause();
           sleep(pause);
           victim.resume();
-          run.counted(Fault.PAUSE);
+          faults.counted(Fault.PAUSE);
         }
         case TERMINATE -> {
           // Catch the victim inside a transaction: poll until it is in one, then terminate.
           int[] killed = {0};
-          run.poll(
+          FaultInjector.poll(
               Duration.ofSeconds(5),
               () -> {
                 try {
-                  killed[0] = run.terminate(victim);
+                  killed[0] = faults.terminate(victim);
                 } catch (SQLException e) {
                   killed[0] = 0;
                 }
                 return killed[0] > 0;
               });
           if (killed[0] > 0) {
-            run.counted(Fault.TERMINATE);
+            faults.counted(Fault.TERMINATE);
           }
         }
-        case CRASH, FAILOVER -> run.crash();
+        case CRASH, FAILOVER -> faults.crash();
       }
       progress.report(run);
     }

@@ -2,26 +2,22 @@ package dev.fencing.torture;
 
 import dev.fencing.migrations.FencingMigrations;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One torture run: N {@link Worker} processes contending for a few resources of a {@link
- * TortureDatabase}, the faults a {@link Scenarios scenario} injects into them, and at the end the
- * {@link History} they left and the {@link Checker}'s verdict on it.
+ * TortureDatabase}, the faults a {@link Scenarios scenario} injects into them through its {@link
+ * FaultInjector}, and at the end the {@link History} they left and the {@link Checker}'s verdict on
+ * it.
  */
 final class TortureRun implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TortureRun.class);
@@ -96,33 +92,19 @@ final class TortureRun implements AutoCloseable {
 
   static final Duration WAIT = Duration.ofSeconds(60);
 
-  /** Tokens the workers receive between the cut and the kill of a failover: past one pre-log. */
-  static final int FAILOVER_ISSUANCES = 40;
-
-  private static final String CRASH_SKIPPED = "CRASH: a PostgreSQL given by --url is never killed";
-  private static final long POLL_MILLIS = 50;
-
   private final Settings settings;
   private final TortureDatabase database;
   private final List<String> resources = new ArrayList<>();
   private final TortureTables tables;
   private final List<WorkerProcess> workers = new ArrayList<>();
-  private final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
-  private final List<String> skipped = new ArrayList<>();
+  private final FaultInjector faults;
   private final long started = System.nanoTime();
-  // lines of each worker's log written before the last failover (null: none yet)
-  private @Nullable Map<Integer, Integer> linesBeforeFailover;
 
   private TortureRun(Settings settings, TortureDatabase database) {
     this.settings = settings;
     this.database = database;
     this.tables = new TortureTables(database, resources);
-    for (Fault fault : Fault.values()) {
-      faults.put(fault, 0);
-    }
-    if (!database.canCrash() && !database.canFailOver()) {
-      skipped(CRASH_SKIPPED);
-    }
+    this.faults = new FaultInjector(settings.fenced(), database, tables, workers);
   }
 
   /** Prepares the database and starts the workers. */
@@ -175,187 +157,9 @@ final class TortureRun implements AutoCloseable {
     return workers;
   }
 
-  Map<Fault, Integer> faultCounts() {
-    return new EnumMap<>(faults);
-  }
-
-  void counted(Fault fault) {
-    faults.merge(fault, 1, Integer::sum);
-  }
-
-  void skipped(String why) {
-    if (!skipped.contains(why)) {
-      skipped.add(why);
-    }
-  }
-
-  // --- faults ----------------------------------------------------------------------------------
-
-  /**
-   * The zombie: {@code worker}'s next write stops after the client's own checks, the whole JVM is
-   * stopped (so its keep-alive is too), another worker takes the resource over and writes with a
-   * newer token — observed in the database — and then the zombie resumes and writes.
-   *
-   * <p>With {@code cutRecording} (and fencing on), the refusal's recording is cut off: the harness
-   * holds a lock that makes {@code record_rejection} wait, and terminates the zombie's connection
-   * while it waits — as a crash of the server right after the refusal would.
-   *
-   * @return the zombie's outcome: {@code ACK}, {@code REFUSED} or {@code ERROR}, or {@code
-   *     NO_TAKEOVER} if nobody took the resource over in time
-   */
-  String zombie(WorkerProcess worker, boolean cutRecording) throws SQLException {
-    worker.send("HOLD BEFORE");
-    WorkerProcess.Held held = worker.awaitHeld(WAIT);
-    if (held == null) {
-      return "NO_HOLD";
-    }
-    worker.pause();
-    boolean takenOver = poll(WAIT, () -> tables.maxToken(held.resource()) > held.token());
-    boolean cut = cutRecording && settings.fenced() && takenOver;
-    Connection lock = cut ? tables.lockRejectionLog() : null;
-    try {
-      worker.resume();
-      worker.send("GO");
-      if (lock != null) {
-        // the refusal's recording now waits for the lock: kill its connection there (unless the
-        // write failed otherwise, say on a connection a crash had broken: then nothing records)
-        poll(WAIT, () -> tables.waitsForLock(worker.id()) || worker.hasReported("RESULT "));
-        if (tables.waitsForLock(worker.id()) && tables.terminate(worker.id()) > 0) {
-          counted(Fault.CUT_RECORDING);
-        }
-      }
-    } finally {
-      if (lock != null) {
-        lock.rollback();
-        lock.close();
-      }
-    }
-    String result = worker.awaitResult(WAIT);
-    if (!takenOver) {
-      return "NO_TAKEOVER";
-    }
-    counted(Fault.ZOMBIE);
-    return result;
-  }
-
-  /**
-   * Stops {@code worker}'s next write between its statements, terminates its connection with {@code
-   * pg_terminate_backend}, lets it go on.
-   *
-   * @return the interrupted write's outcome (expected: {@code ERROR})
-   */
-  String terminateMidTransaction(WorkerProcess worker) throws SQLException {
-    worker.send("HOLD MID");
-    if (worker.awaitHeld(WAIT) == null) {
-      return "NO_HOLD";
-    }
-    int killed = tables.terminate(worker.id());
-    worker.send("GO");
-    String result = worker.awaitResult(WAIT);
-    if (killed > 0) {
-      counted(Fault.TERMINATE);
-    }
-    return result;
-  }
-
-  /**
-   * Terminates the backends of {@code worker} that are inside a transaction right now.
-   *
-   * @return how many
-   */
-  int terminate(WorkerProcess worker) throws SQLException {
-    return tables.terminate(worker.id());
-  }
-
-  /**
-   * Kills PostgreSQL hard and restarts it; on a cluster that can fail over, a {@link
-   * #failover(int)} instead; skipped (and reported) with a server given by URL.
-   */
-  boolean crash() throws SQLException {
-    if (database.canFailOver()) {
-      return failover(FAILOVER_ISSUANCES);
-    }
-    if (!database.canCrash()) {
-      skipped(CRASH_SKIPPED);
-      return false;
-    }
-    database.crashAndRestart();
-    counted(Fault.CRASH);
-    return true;
-  }
-
-  /**
-   * Asynchronous failover mid-run: cuts the replica off, waits until the workers have received
-   * {@code issuancesAfterCut} more tokens (past 32, the sequence has written a new WAL record the
-   * replica never gets: {@code nextval} pre-logs 32 values), kills the primary's server processes
-   * hard and waits until the replica is promoted. What the workers saw until then may be lost
-   * ({@link History#beforeFailover()}); what they see afterwards must hold on the new primary.
-   *
-   * @return whether it happened (false: the database cannot fail over, reported as skipped)
-   */
-  boolean failover(int issuancesAfterCut) throws SQLException {
-    if (!database.canFailOver()) {
-      skipped("FAILOVER: " + database.describe() + " has no replica to promote");
-      return false;
-    }
-    database.cutReplication();
-    long cut = tables.issuances();
-    boolean issued = poll(WAIT, () -> tables.issuances() >= cut + issuancesAfterCut);
-    String what = database.killPrimaryAndAwaitPromotion();
-    Map<Integer, Integer> lines = new HashMap<>();
-    for (WorkerProcess w : workers) {
-      lines.put(w.id(), WorkerLog.lines(w.log()));
-    }
-    linesBeforeFailover = lines;
-    counted(Fault.FAILOVER);
-    LOG.info("failover after {} issuances past the cut: {}", tables.issuances() - cut, what);
-    if (!issued) {
-      throw new IllegalStateException(
-          "the workers received fewer than " + issuancesAfterCut + " tokens within " + WAIT);
-    }
-    return true;
-  }
-
-  /** Waits until every worker has committed at least {@code more} writes from now on. */
-  void awaitProgress(int more) {
-    Map<Integer, Long> before = tables.writesPerWorker();
-    boolean done =
-        poll(
-            WAIT,
-            () -> {
-              Map<Integer, Long> now = tables.writesPerWorker();
-              for (WorkerProcess w : workers) {
-                if (now.getOrDefault(w.id(), 0L) - before.getOrDefault(w.id(), 0L) < more) {
-                  return false;
-                }
-              }
-              return true;
-            });
-    if (!done) {
-      throw new IllegalStateException(
-          "the workers made no progress within " + WAIT + ": " + tables.writesPerWorker());
-    }
-  }
-
-  // --- observing the database --------------------------------------------------------------------
-
-  /** Polls {@code condition} (which may find the database down) until true or {@code wait} ends. */
-  boolean poll(Duration wait, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + wait.toNanos();
-    while (true) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      try {
-        TimeUnit.MILLISECONDS.sleep(POLL_MILLIS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
+  /** The faults this run injects, and their counts so far. */
+  FaultInjector faults() {
+    return faults;
   }
 
   // --- the end -----------------------------------------------------------------------------------
@@ -377,8 +181,8 @@ final class TortureRun implements AutoCloseable {
     return new Result(
         settings,
         database.describe(),
-        new EnumMap<>(faults),
-        List.copyOf(skipped),
+        faults.counts(),
+        faults.skipped(),
         history.writes().size(),
         history.acks().size(),
         refusals,
@@ -396,7 +200,7 @@ final class TortureRun implements AutoCloseable {
     List<WorkerLog.Ack> acks = new ArrayList<>();
     List<WorkerLog.Refusal> refusals = new ArrayList<>();
     WorkerLog.Entries beforeFailover = WorkerLog.Entries.NONE;
-    Map<Integer, Integer> lines = linesBeforeFailover;
+    Map<Integer, Integer> lines = faults.linesBeforeFailover();
     for (WorkerProcess w : workers) {
       WorkerLog.Entries entries = WorkerLog.read(w.id(), w.log());
       acquisitions.addAll(entries.acquisitions());

@@ -1,0 +1,244 @@
+package dev.fencing.torture;
+
+import dev.fencing.torture.TortureRun.Fault;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The faults of one {@link TortureRun}: injects them into its {@link WorkerProcess workers} and its
+ * {@link TortureDatabase}, each at a point forced by holding a worker and observing the database,
+ * and counts them (and the ones the database could not take) for the run's result.
+ */
+final class FaultInjector {
+  private static final Logger LOG = LoggerFactory.getLogger(FaultInjector.class);
+
+  /** Tokens the workers receive between the cut and the kill of a failover: past one pre-log. */
+  static final int FAILOVER_ISSUANCES = 40;
+
+  private static final Duration WAIT = TortureRun.WAIT;
+  private static final String CRASH_SKIPPED = "CRASH: a PostgreSQL given by --url is never killed";
+  private static final long POLL_MILLIS = 50;
+
+  private final boolean fenced;
+  private final TortureDatabase database;
+  private final TortureTables tables;
+  private final List<WorkerProcess> workers;
+  private final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
+  private final List<String> skipped = new ArrayList<>();
+  // lines of each worker's log written before the last failover (null: none yet)
+  private @Nullable Map<Integer, Integer> linesBeforeFailover;
+
+  /** {@code workers}: the run's list, filled as the run starts them. */
+  FaultInjector(
+      boolean fenced, TortureDatabase database, TortureTables tables, List<WorkerProcess> workers) {
+    this.fenced = fenced;
+    this.database = database;
+    this.tables = tables;
+    this.workers = workers;
+    for (Fault fault : Fault.values()) {
+      faults.put(fault, 0);
+    }
+    if (!database.canCrash() && !database.canFailOver()) {
+      skip(CRASH_SKIPPED);
+    }
+  }
+
+  Map<Fault, Integer> counts() {
+    return new EnumMap<>(faults);
+  }
+
+  List<String> skipped() {
+    return List.copyOf(skipped);
+  }
+
+  /** Lines of each worker's log written before the last failover; null if there was none. */
+  @Nullable Map<Integer, Integer> linesBeforeFailover() {
+    return linesBeforeFailover;
+  }
+
+  void counted(Fault fault) {
+    faults.merge(fault, 1, Integer::sum);
+  }
+
+  private void skip(String why) {
+    if (!skipped.contains(why)) {
+      skipped.add(why);
+    }
+  }
+
+  /**
+   * The zombie: {@code worker}'s next write stops after the client's own checks, the whole JVM is
+   * stopped (so its keep-alive is too), another worker takes the resource over and writes with a
+   * newer token — observed in the database — and then the zombie resumes and writes.
+   *
+   * <p>With {@code cutRecording} (and fencing on), the refusal's recording is cut off: the harness
+   * holds a lock that makes {@code record_rejection} wait, and terminates the zombie's connection
+   * while it waits — as a crash of the server right after the refusal would.
+   *
+   * @return the zombie's outcome: {@code ACK}, {@code REFUSED} or {@code ERROR}, or {@code
+   *     NO_TAKEOVER} if nobody took the resource over in time
+   */
+  String zombie(WorkerProcess worker, boolean cutRecording) throws SQLException {
+    worker.send("HOLD BEFORE");
+    WorkerProcess.Held held = worker.awaitHeld(WAIT);
+    if (held == null) {
+      return "NO_HOLD";
+    }
+    worker.pause();
+    boolean takenOver = poll(WAIT, () -> tables.maxToken(held.resource()) > held.token());
+    boolean cut = cutRecording && fenced && takenOver;
+    Connection lock = cut ? tables.lockRejectionLog() : null;
+    try {
+      worker.resume();
+      worker.send("GO");
+      if (lock != null) {
+        // the refusal's recording now waits for the lock: kill its connection there (unless the
+        // write failed otherwise, say on a connection a crash had broken: then nothing records)
+        poll(WAIT, () -> tables.waitsForLock(worker.id()) || worker.hasReported("RESULT "));
+        if (tables.waitsForLock(worker.id()) && tables.terminate(worker.id()) > 0) {
+          counted(Fault.CUT_RECORDING);
+        }
+      }
+    } finally {
+      if (lock != null) {
+        lock.rollback();
+        lock.close();
+      }
+    }
+    String result = worker.awaitResult(WAIT);
+    if (!takenOver) {
+      return "NO_TAKEOVER";
+    }
+    counted(Fault.ZOMBIE);
+    return result;
+  }
+
+  /**
+   * Stops {@code worker}'s next write between its statements, terminates its connection with {@code
+   * pg_terminate_backend}, lets it go on.
+   *
+   * @return the interrupted write's outcome (expected: {@code ERROR})
+   */
+  String terminateMidTransaction(WorkerProcess worker) throws SQLException {
+    worker.send("HOLD MID");
+    if (worker.awaitHeld(WAIT) == null) {
+      return "NO_HOLD";
+    }
+    int killed = tables.terminate(worker.id());
+    worker.send("GO");
+    String result = worker.awaitResult(WAIT);
+    if (killed > 0) {
+      counted(Fault.TERMINATE);
+    }
+    return result;
+  }
+
+  /**
+   * Terminates the backends of {@code worker} that are inside a transaction right now.
+   *
+   * @return how many
+   */
+  int terminate(WorkerProcess worker) throws SQLException {
+    return tables.terminate(worker.id());
+  }
+
+  /**
+   * Kills PostgreSQL hard and restarts it; on a cluster that can fail over, a {@link
+   * #failover(int)} instead; skipped (and reported) with a server given by URL.
+   */
+  boolean crash() throws SQLException {
+    if (database.canFailOver()) {
+      return failover(FAILOVER_ISSUANCES);
+    }
+    if (!database.canCrash()) {
+      skip(CRASH_SKIPPED);
+      return false;
+    }
+    database.crashAndRestart();
+    counted(Fault.CRASH);
+    return true;
+  }
+
+  /**
+   * Asynchronous failover mid-run: cuts the replica off, waits until the workers have received
+   * {@code issuancesAfterCut} more tokens (past 32, the sequence has written a new WAL record the
+   * replica never gets: {@code nextval} pre-logs 32 values), kills the primary's server processes
+   * hard and waits until the replica is promoted. What the workers saw until then may be lost
+   * ({@link History#beforeFailover()}); what they see afterwards must hold on the new primary.
+   *
+   * @return whether it happened (false: the database cannot fail over, reported as skipped)
+   */
+  boolean failover(int issuancesAfterCut) throws SQLException {
+    if (!database.canFailOver()) {
+      skip("FAILOVER: " + database.describe() + " has no replica to promote");
+      return false;
+    }
+    database.cutReplication();
+    long cut = tables.issuances();
+    boolean issued = poll(WAIT, () -> tables.issuances() >= cut + issuancesAfterCut);
+    String what = database.killPrimaryAndAwaitPromotion();
+    Map<Integer, Integer> lines = new HashMap<>();
+    for (WorkerProcess w : workers) {
+      lines.put(w.id(), WorkerLog.lines(w.log()));
+    }
+    linesBeforeFailover = lines;
+    counted(Fault.FAILOVER);
+    LOG.info("failover after {} issuances past the cut: {}", tables.issuances() - cut, what);
+    if (!issued) {
+      throw new IllegalStateException(
+          "the workers received fewer than " + issuancesAfterCut + " tokens within " + WAIT);
+    }
+    return true;
+  }
+
+  /** Waits until every worker has committed at least {@code more} writes from now on. */
+  void awaitProgress(int more) {
+    Map<Integer, Long> before = tables.writesPerWorker();
+    boolean done =
+        poll(
+            WAIT,
+            () -> {
+              Map<Integer, Long> now = tables.writesPerWorker();
+              for (WorkerProcess w : workers) {
+                if (now.getOrDefault(w.id(), 0L) - before.getOrDefault(w.id(), 0L) < more) {
+                  return false;
+                }
+              }
+              return true;
+            });
+    if (!done) {
+      throw new IllegalStateException(
+          "the workers made no progress within " + WAIT + ": " + tables.writesPerWorker());
+    }
+  }
+
+  /** Polls {@code condition} (which may find the database down) until true or {@code wait} ends. */
+  static boolean poll(Duration wait, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (true) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      try {
+        TimeUnit.MILLISECONDS.sleep(POLL_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+}
