@@ -219,7 +219,8 @@ final class CarriedCheck {
     // with generated keys, each statement's rows and then its count; the check's row the "keys"
     try (ResultSet checkRow = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
       if (checkRow != null && checkRow.next()) {
-        advanced = checkRow.getObject(1);
+        int n = checkRow.getInt(1); // the check's integer (getObject looks its type up per call)
+        advanced = checkRow.wasNull() ? null : n;
       }
     }
     boolean isResultSet;

@@ -1,7 +1,10 @@
 package dev.fencing.jdbc;
 
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import org.jspecify.annotations.Nullable;
 
 /** Calls the driver's object behind a proxy, rethrowing its exception unchanged. */
@@ -9,7 +12,63 @@ final class Delegation {
   /** What {@link #common} returns for a method it leaves to the caller. */
   static final Object NOT_COMMON = new Object();
 
+  // The proxy class of each interface proxied, made once: Proxy.newProxyInstance finds it again and
+  // walks the caller's stack at every call, which was a visible part of the wrapper's client CPU.
+  private static final ClassValue<Constructor<?>> PROXIES =
+      new ClassValue<>() {
+        @Override
+        protected Constructor<?> computeValue(Class<?> type) {
+          Object sample =
+              Proxy.newProxyInstance(
+                  Delegation.class.getClassLoader(),
+                  new Class<?>[] {type},
+                  (self, method, args) -> null);
+          try {
+            Constructor<?> c = sample.getClass().getConstructor(InvocationHandler.class);
+            c.setAccessible(true); // public, in an exported package: no access check per call
+            return c;
+          } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no proxy constructor for " + type, e);
+          }
+        }
+      };
+
+  // Proxy.isProxyClass per class, asked once: it looks through class loader maps at every call.
+  private static final ClassValue<Boolean> IS_PROXY =
+      new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+          return Proxy.isProxyClass(type);
+        }
+      };
+
   private Delegation() {}
+
+  /**
+   * A proxy implementing {@code type} that hands every call to {@code handler}: what {@code
+   * Proxy.newProxyInstance} with the library's class loader returns, without its per-call lookups.
+   */
+  static <T> T proxy(Class<T> type, InvocationHandler handler) {
+    try {
+      return type.cast(PROXIES.get(type).newInstance(handler));
+    } catch (InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(cause);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot make a proxy of " + type, e);
+    }
+  }
+
+  /** {@code Proxy.isProxyClass(type)}, remembered per class. */
+  static boolean isProxyClass(Class<?> type) {
+    return IS_PROXY.get(type);
+  }
 
   /**
    * Answers the methods all our proxies answer alike: {@code isWrapperFor} (the proxy, then the

@@ -2,7 +2,6 @@ package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -27,25 +26,17 @@ final class FencedChild implements InvocationHandler {
   /** {@code raw} as a result set of {@code statement} (a fenced proxy, or null if unknown). */
   static ResultSet resultSet(
       FencedConnection connection, ResultSet raw, @Nullable Object statement) {
-    return (ResultSet)
-        Proxy.newProxyInstance(
-            FencedChild.class.getClassLoader(),
-            new Class<?>[] {ResultSet.class},
-            new FencedChild(connection, raw, statement));
+    return Delegation.proxy(ResultSet.class, new FencedChild(connection, raw, statement));
   }
 
   static DatabaseMetaData metaData(FencedConnection connection, DatabaseMetaData raw) {
-    return (DatabaseMetaData)
-        Proxy.newProxyInstance(
-            FencedChild.class.getClassLoader(),
-            new Class<?>[] {DatabaseMetaData.class},
-            new FencedChild(connection, raw, null));
+    return Delegation.proxy(DatabaseMetaData.class, new FencedChild(connection, raw, null));
   }
 
   /** {@code result} of a call on a fenced object, with any result set made fenced too. */
   static @Nullable Object fence(
       FencedConnection connection, @Nullable Object result, @Nullable Object statement) {
-    return result instanceof ResultSet rs && !Proxy.isProxyClass(rs.getClass())
+    return result instanceof ResultSet rs && !Delegation.isProxyClass(rs.getClass())
         ? resultSet(connection, rs, statement)
         : result;
   }

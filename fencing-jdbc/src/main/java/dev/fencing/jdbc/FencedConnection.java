@@ -2,7 +2,6 @@ package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -43,12 +42,7 @@ final class FencedConnection implements InvocationHandler {
     this.checker = checker;
     this.requireToken = requireToken;
     this.tx = new TransactionChecks(raw, checker);
-    this.proxy =
-        (Connection)
-            Proxy.newProxyInstance(
-                FencedConnection.class.getClassLoader(),
-                new Class<?>[] {FencingConnection.class},
-                this);
+    this.proxy = Delegation.proxy(FencingConnection.class, this);
   }
 
   static Connection wrap(Connection raw, TokenChecker checker, boolean requireToken) {

@@ -2,7 +2,6 @@ package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,9 +51,8 @@ final class FencedStatement implements InvocationHandler {
         prepareArgs != null && prepareArgs.length > 0 && prepareArgs[0] instanceof String s
             ? s
             : null;
-    return Proxy.newProxyInstance(
-        FencedStatement.class.getClassLoader(),
-        new Class<?>[] {type},
+    return Delegation.proxy(
+        type,
         new FencedStatement(
             connection, raw, sql, CarriedCheck.of(connection.raw(), raw, type, prepareArgs)));
   }

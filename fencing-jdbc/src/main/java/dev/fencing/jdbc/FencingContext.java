@@ -73,13 +73,22 @@ public final class FencingContext {
    * bound on the thread.
    */
   FencingContext only(Predicate<String> placed) {
-    List<Binding> kept = new ArrayList<>(bindings.size());
-    for (Binding b : bindings) {
+    int n = bindings.size();
+    int first = 0; // asked at every execution: no copy while every binding is accepted
+    while (first < n && placed.test(bindings.get(first).token().resource())) {
+      first++;
+    }
+    if (first == n) {
+      return this;
+    }
+    List<Binding> kept = new ArrayList<>(bindings.subList(0, first));
+    for (int i = first + 1; i < n; i++) {
+      Binding b = bindings.get(i);
       if (placed.test(b.token().resource())) {
         kept.add(b);
       }
     }
-    return kept.size() == bindings.size() ? this : new FencingContext(List.copyOf(kept));
+    return new FencingContext(List.copyOf(kept));
   }
 
   private static @Nullable Binding find(List<Binding> bindings, String resource) {

@@ -9,8 +9,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLXML;
 import java.util.Calendar;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,8 +25,15 @@ final class RecordedParameters {
   /** A setter call to replay: {@code setter} with {@code args} (the index first). */
   private record Param(Method setter, Object[] args) {}
 
-  private final Map<Integer, Param> params = new HashMap<>();
+  // by parameter index (1-based; 0 unused), grown as needed: no boxing, no map entry per setter
+  private Param @Nullable [] params;
+  private int count;
   private boolean replayable = true;
+  // PostgreSQL's limit on a statement's parameters
+  private static final int MAX_INDEX = 65535;
+
+  // whether a method's first parameter is an int: getParameterTypes() copies its array per call
+  private static final Map<Method, Boolean> INT_FIRST = new ConcurrentHashMap<>();
 
   /** Records a call the driver's statement accepted, if it sets a parameter. */
   void called(Method method, Object @Nullable [] args) {
@@ -34,7 +41,7 @@ final class RecordedParameters {
         || args.length < 2
         || !(args[0] instanceof Integer index)
         || !method.getName().startsWith("set")
-        || method.getParameterTypes()[0] != int.class) {
+        || !INT_FIRST.computeIfAbsent(method, m -> m.getParameterTypes()[0] == int.class)) {
       return;
     }
     Object[] copy = args.clone();
@@ -56,12 +63,34 @@ final class RecordedParameters {
         copy[i] = array.clone();
       }
     }
-    params.put(index, new Param(method, copy));
+    put(index, new Param(method, copy));
+  }
+
+  private void put(int index, Param p) {
+    if (index < 0 || index > MAX_INDEX) {
+      replayable = false; // no such parameter in PostgreSQL (the driver accepted it anyway)
+      return;
+    }
+    Param[] all = params;
+    if (all == null || index >= all.length) {
+      Param[] grown = new Param[Math.max(index + 1, all == null ? 8 : 2 * all.length)];
+      if (all != null) {
+        System.arraycopy(all, 0, grown, 0, all.length);
+      }
+      params = all = grown;
+    }
+    if (all[index] == null) {
+      count++;
+    }
+    all[index] = p;
   }
 
   /** As the driver's {@code clearParameters}. */
   void clear() {
-    params.clear();
+    if (count > 0) {
+      java.util.Arrays.fill(params, null);
+      count = 0;
+    }
     replayable = true;
   }
 
@@ -72,11 +101,19 @@ final class RecordedParameters {
 
   /** Sets the recorded parameters on {@code c}, each {@code shift} places on. */
   void replay(PreparedStatement c, int shift) throws SQLException {
-    for (Map.Entry<Integer, Param> p : params.entrySet()) {
-      Object[] args = p.getValue().args().clone();
-      args[0] = p.getKey() + shift;
+    Param[] all = params;
+    if (all == null) {
+      return;
+    }
+    for (int index = 0; index < all.length; index++) {
+      Param p = all[index];
+      if (p == null) {
+        continue;
+      }
+      Object[] args = p.args().clone();
+      args[0] = index + shift;
       try {
-        Delegation.invoke(c, p.getValue().setter(), args);
+        Delegation.invoke(c, p.setter(), args);
       } catch (SQLException | RuntimeException | Error e) {
         throw e;
       } catch (Throwable e) {

@@ -219,6 +219,9 @@ final class FencingEventListener
       SharedSessionContractImplementor session, FencedEntity entity) {
     Connection connection =
         session.getJdbcCoordinator().getLogicalConnection().getPhysicalConnection();
+    if (connection instanceof FencingConnection) {
+      return; // the FencedDataSource's own connection: isWrapperFor would say so, through a proxy
+    }
     boolean isFenced;
     try {
       isFenced = connection.isWrapperFor(FencingConnection.class);
