@@ -397,7 +397,10 @@ public final class ThroughputBenchmark {
     return FencedDataSource.builder(pool).meterRegistry(registry).build();
   }
 
-  private static SessionFactory factories(
+  /**
+   * A Hibernate session factory of {@code entities} on {@code dataSource}, added to {@code all}.
+   */
+  static SessionFactory factories(
       List<SessionFactory> all, DataSource dataSource, Class<?>[] entities) {
     SessionFactory factory =
         new HibernatePersistenceConfiguration("fencing-benchmark-" + all.size())

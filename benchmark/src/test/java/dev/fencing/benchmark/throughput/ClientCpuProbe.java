@@ -27,7 +27,6 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.hibernate.SessionFactory;
-import org.hibernate.jpa.HibernatePersistenceConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -71,8 +70,9 @@ class ClientCpuProbe {
           FencedDataSource.builder(pool).meterRegistry(new SimpleMeterRegistry()).build();
       DataSource fencedForOrm =
           FencedDataSource.builder(pool).meterRegistry(new SimpleMeterRegistry()).build();
-      SessionFactory plainOrm = orm(factories, pool, BankEntities.PLAIN);
-      SessionFactory fencedOrm = orm(factories, fencedForOrm, BankEntities.FENCED);
+      SessionFactory plainOrm = ThroughputBenchmark.factories(factories, pool, BankEntities.PLAIN);
+      SessionFactory fencedOrm =
+          ThroughputBenchmark.factories(factories, fencedForOrm, BankEntities.FENCED);
       Map<String, Tx> all = new LinkedHashMap<>();
       all.put("update/unfenced", p -> Workloads.update(pool, p, null));
       all.put("update/unbound", p -> Workloads.update(fenced, p, null));
@@ -174,19 +174,5 @@ class ClientCpuProbe {
                   k, cpu[cpu.length / 2], cpu[0], cpu[cpu.length - 1], bytes[bytes.length / 2]));
         });
     return out.toString();
-  }
-
-  private static SessionFactory orm(
-      List<SessionFactory> all, DataSource dataSource, Class<?>[] entities) {
-    SessionFactory factory =
-        new HibernatePersistenceConfiguration("client-cpu-probe-" + all.size())
-            .managedClasses(entities)
-            .property("hibernate.connection.datasource", dataSource)
-            .property("hibernate.connection.provider_disables_autocommit", true)
-            .property("hibernate.default_schema", Bank.SCHEMA)
-            .property("hibernate.hbm2ddl.auto", "none")
-            .createEntityManagerFactory();
-    all.add(factory);
-    return factory;
   }
 }
