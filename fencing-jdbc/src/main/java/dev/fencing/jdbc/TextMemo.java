@@ -12,9 +12,8 @@ import java.util.function.Function;
  * <p>Bounded: texts longer than {@code maxTextLength} are never kept, and when the memo holds
  * {@code maxEntries} texts it forgets them all and starts over (an application's working set
  * refills it at once; one that never repeats a text pays only a map insertion per execution). So it
- * keeps at most {@code maxEntries} plus the number of threads inserting at that moment, each at
- * most {@code maxTextLength} characters. A hit returns exactly what the function returned for an
- * equal text.
+ * keeps at most {@code maxEntries} texts, each at most {@code maxTextLength} characters: insertions
+ * take a lock, lookups do not. A hit returns exactly what the function returned for an equal text.
  */
 final class TextMemo<V> {
   private final ConcurrentHashMap<String, V> memo = new ConcurrentHashMap<>();
@@ -45,10 +44,15 @@ final class TextMemo<V> {
       return known;
     }
     V computed = Objects.requireNonNull(function.apply(text), "memoised value");
-    if (memo.size() >= maxEntries) {
-      memo.clear();
+    // Insertions are serialised: ConcurrentHashMap.clear() walks the bins one by one, so a put
+    // racing a clear (or another put's size check) could leave the map past its bound. Hits never
+    // take the lock; a miss already paid for computing the value.
+    synchronized (memo) {
+      if (!memo.containsKey(text) && memo.size() >= maxEntries) {
+        memo.clear();
+      }
+      memo.put(text, computed);
     }
-    memo.put(text, computed);
     return computed;
   }
 
