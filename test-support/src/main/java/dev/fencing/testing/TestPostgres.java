@@ -4,6 +4,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +33,11 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  *       names an admin database on a server where that user may {@code CREATE DATABASE} and {@code
  *       CREATE ROLE};
  *   <li>the local server at {@code 127.0.0.1:5432} (user {@code postgres}, database {@code
- *       postgres}, no password) if a connection succeeds within about two seconds;
+ *       postgres}, no password) if something accepts connections there. Only a refusal (nothing
+ *       listens, or the server refuses that user or database) moves on to the next kind; a server
+ *       that is slow, starting up or out of connection slots is waited for (up to five minutes) and
+ *       then fails the JVM: under load (40 on 2 cores was seen) a slow local server must not
+ *       silently turn into another one, say the embedded PostgreSQL 14;
  *   <li>a Testcontainers {@code postgres:15} container, if Docker is available;
  *   <li>an embedded PostgreSQL (zonky) started once for this JVM and stopped by a shutdown hook.
  * </ol>
@@ -53,11 +59,24 @@ public final class TestPostgres {
   private static final int LOCAL_TIMEOUT_SECONDS = 2;
 
   /**
-   * How long a local server that accepted the connection may take to log in and answer: long,
+   * How long one login to a local server that accepted the connection may take to answer: long,
    * because one that accepts is there, and a loaded machine (load 40 on 2 cores was seen) answers
    * slowly; giving up sooner would silently pick the embedded PostgreSQL 14 instead.
    */
   private static final int LOCAL_LOGIN_TIMEOUT_SECONDS = 60;
+
+  /** How long a local server that is there but not answering yet is waited for, in all. */
+  private static final long LOCAL_PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+  private static final long LOCAL_RETRY_MILLIS = 500;
+
+  /**
+   * SQLSTATE classes and codes by which the local server refuses us for good: invalid authorization
+   * or no such role (class 28), no such database (3D000), a password wanted that we do not have
+   * (pgjdbc's 08004). Anything else (a timeout, 53300 too many connections, 57P03 starting up)
+   * means the server is there and busy.
+   */
+  private static final List<String> REFUSED_FOR_GOOD = List.of("28", "3D000", "08004");
 
   private static final String POSTGRES = "postgres";
   private static final String URL_PREFIX = "jdbc:postgresql://";
@@ -225,6 +244,9 @@ public final class TestPostgres {
     String where = LOCAL_HOST + ":" + LOCAL_PORT;
     try (Socket socket = new Socket()) {
       socket.connect(new InetSocketAddress(LOCAL_HOST, LOCAL_PORT), LOCAL_TIMEOUT_SECONDS * 1000);
+    } catch (SocketTimeoutException e) {
+      // Not a refusal: on loopback only a server too busy to accept times out. Log in below.
+      LOG.info("Connecting to {} took over {} s; waiting for it", where, LOCAL_TIMEOUT_SECONDS);
     } catch (IOException e) {
       reasons.add("nothing accepts connections on " + where + " (" + e.getMessage() + ")");
       return null;
@@ -234,16 +256,49 @@ public final class TestPostgres {
     properties.setProperty("loginTimeout", Integer.toString(LOCAL_LOGIN_TIMEOUT_SECONDS));
     properties.setProperty("socketTimeout", Integer.toString(LOCAL_LOGIN_TIMEOUT_SECONDS));
     String url = URL_PREFIX + where + "/" + POSTGRES;
-    try (Connection connection = DriverManager.getConnection(url, properties);
-        Statement statement = connection.createStatement();
-        ResultSet rs = statement.executeQuery("SELECT 1")) {
-      rs.next();
-    } catch (SQLException e) {
-      reasons.add("local server " + where + " refused user postgres (" + e.getMessage() + ")");
-      return null;
+    long deadline = System.nanoTime() + LOCAL_PATIENCE_NANOS;
+    while (true) {
+      try (Connection connection = DriverManager.getConnection(url, properties);
+          Statement statement = connection.createStatement();
+          ResultSet rs = statement.executeQuery("SELECT 1")) {
+        rs.next();
+        break;
+      } catch (SQLException e) {
+        if (refusedForGood(e)) {
+          reasons.add("local server " + where + " refused user postgres (" + e.getMessage() + ")");
+          return null;
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "A PostgreSQL server accepts connections on "
+                  + where
+                  + " but did not let user postgres log in and answer within "
+                  + TimeUnit.NANOSECONDS.toMinutes(LOCAL_PATIENCE_NANOS)
+                  + " minutes; not falling back to another server (set FENCING_TEST_SOURCE or"
+                  + " FENCING_TEST_JDBC_URL to choose one)",
+              e);
+        }
+        LOG.info("Local server {} not answering yet ({}); trying again", where, e.getMessage());
+        pause();
+      }
     }
     reasons.add("local server " + where + " accepts user postgres");
     return new TestPostgres("local " + where, URL_PREFIX + where + "/", "", POSTGRES, POSTGRES, "");
+  }
+
+  /** Whether {@code e} is the local server refusing us (not a slow or busy server). */
+  static boolean refusedForGood(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && REFUSED_FOR_GOOD.stream().anyMatch(state::startsWith);
+  }
+
+  private static void pause() {
+    try {
+      Thread.sleep(LOCAL_RETRY_MILLIS); // between logins to a busy server, not synchronisation
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted waiting for the local PostgreSQL", e);
+    }
   }
 
   @SuppressWarnings("resource") // stopped by a shutdown hook
