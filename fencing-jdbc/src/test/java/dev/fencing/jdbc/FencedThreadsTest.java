@@ -31,6 +31,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -93,10 +94,12 @@ class FencedThreadsTest {
     int base = nextBlock();
     FencedDataSource fenced = FencedDataSource.wrap(plain);
     // bound as a number, the lease may expire at once; bound as a Lease, client 1 must write its
-    // first row before the lease runs out by its own clock
-    Duration ttl = binds == ClientOneBinds.TOKEN ? Duration.ofMillis(300) : Duration.ofSeconds(2);
+    // first row before the lease runs out by its own clock, which stands still until the test
+    // moves it past the ttl (however slow a loaded machine is to start client 1's thread)
+    Duration ttl = Duration.ofMillis(300);
+    AtomicLong clientOneClock = new AtomicLong(System.nanoTime());
     Lease lease1 =
-        client(LeaseClient.builder(plain).holder("client-1"))
+        client(LeaseClient.builder(plain).holder("client-1").nanoTime(clientOneClock::get))
             .tryAcquire(resource, ttl)
             .orElseThrow();
     long token1 = lease1.token().value();
@@ -128,6 +131,7 @@ class FencedThreadsTest {
 
     awaitLatch(checked);
     awaitLeaseExpired(plain, resource);
+    clientOneClock.addAndGet(ttl.toNanos()); // and now by client 1's clock too
     LeaseClient client2 =
         client(LeaseClient.builder(plain).holder("client-2").handoverTimeout(PATIENCE));
     Future<Lease> acquiring =
