@@ -271,7 +271,7 @@ class BadInputTest {
     String r = "bad-input/expired";
     long token = Fence.acquire(c, r, "holder", Duration.ofMillis(200));
     await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Interleaving.PATIENCE) // a hang guard: the lease expires after 200 ms
         .pollInterval(Duration.ofMillis(50))
         .until(() -> !FenceSql.status(c, r).leaseValid());
     SQLException e = refusedWithoutWrites(NOT_HELD, () -> Fence.renew(c, r, token, TTL));

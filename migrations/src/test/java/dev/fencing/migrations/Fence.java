@@ -96,7 +96,7 @@ final class Fence {
   static long acquireAfterExpiry(Connection c, String resource, String holder, Duration ttl) {
     long[] token = new long[1];
     org.awaitility.Awaitility.await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Interleaving.PATIENCE) // a hang guard: the expiry is a millisecond or so away
         .pollInterval(Duration.ofMillis(1))
         .until(
             () -> {

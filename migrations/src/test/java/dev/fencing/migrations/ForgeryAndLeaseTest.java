@@ -32,7 +32,7 @@ class ForgeryAndLeaseTest {
     try (Connection c = db.connect()) {
       long old = Fence.acquire(c, r, "old", TTL);
       assertThat(Fence.release(c, r, old)).isTrue();
-      long current = Fence.acquire(c, r, "current", Duration.ofSeconds(10));
+      long current = Fence.acquire(c, r, "current", TTL); // still valid at the renewal below
       FenceSql.Status before = FenceSql.status(c, r);
 
       // the previous holder cannot prolong anything
@@ -109,8 +109,9 @@ class ForgeryAndLeaseTest {
       a.setAutoCommit(false);
       long pending = Fence.acquire(a, r, "pending", TTL);
       try {
-        // bounded, so that a wait fails the test instead of hanging it
-        FenceSql.run(b, "SET statement_timeout = '5s'");
+        // bounded, so that a wait fails the test instead of hanging it: lock_timeout, which only
+        // a lock wait can run out, not a slow statement on a loaded machine (statement_timeout)
+        FenceSql.run(b, "SET lock_timeout = '5s'");
         FenceSql.Attempt[] attempt = new FenceSql.Attempt[1];
         assertThatCode(() -> attempt[0] = FenceSql.tryAcquire(b, r, "second", TTL))
             .as("try_acquire while another acquisition of %s is uncommitted", r)
@@ -134,7 +135,7 @@ class ForgeryAndLeaseTest {
     try (Connection c = db.connect()) {
       long first = Fence.acquire(c, r, "slow", Duration.ofMillis(200));
       await()
-          .atMost(Duration.ofSeconds(10))
+          .atMost(Interleaving.PATIENCE) // a hang guard: the lease expires after 200 ms
           .pollInterval(Duration.ofMillis(25))
           .until(() -> !FenceSql.status(c, r).leaseValid());
       Fence.Acquired next = Fence.tryAcquire(c, r, "fast", TTL);

@@ -29,15 +29,16 @@ class FoundingTraceTest {
   void zombieWriteIsRefusedAfterTheNextHolderWrote() throws Exception {
     try (Connection client1 = db.connect();
         Connection client2 = db.connect()) {
-      // t0: client 1 acquires; max_seen is its token at once (eager fencing)
-      long t33 = Fence.acquire(client1, "res", "client-1", Duration.ofMillis(300));
+      // t0: client 1 acquires; max_seen is its token at once (eager fencing). 5 s: still valid at
+      // client 2's first attempt even on a machine at load 40 (CI), where 300 ms were not
+      long t33 = Fence.acquire(client1, "res", "client-1", Duration.ofSeconds(5));
       assertThat(Fence.maxSeen(client1, "res")).isEqualTo(t33);
       // t1..t2: client 1 pauses; its lease expires on the database clock
       assertThat(Fence.tryAcquire(client2, "res", "client-2", Duration.ofSeconds(30)).acquired())
           .as("lease still valid before expiry")
           .isFalse();
       Awaitility.await()
-          .atMost(Duration.ofSeconds(10))
+          .atMost(Interleaving.PATIENCE) // a hang guard: the lease expires 5 s after t0
           .until(
               () ->
                   Fence.tryAcquire(client2, "res", "client-2", Duration.ofSeconds(30)).acquired());
@@ -63,7 +64,7 @@ class FoundingTraceTest {
         Connection client2 = db.connect()) {
       long old = Fence.acquire(client1, "early", "client-1", Duration.ofMillis(1));
       Awaitility.await()
-          .atMost(Duration.ofSeconds(10))
+          .atMost(Interleaving.PATIENCE) // a hang guard: the lease expires after 1 ms
           .until(
               () ->
                   Fence.tryAcquire(client2, "early", "client-2", Duration.ofSeconds(30))

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -20,7 +21,9 @@ import org.junit.jupiter.api.Timeout;
  * created, and a check alone assigns no transaction id. A private cluster, so that its multixact
  * counter counts this test's transactions only.
  */
-@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+// A hang guard, on @BeforeAll too (initdb, start and migrate a cluster: minutes at load 40 on 2
+// cores, as in CI), not a performance bound.
+@Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class HotResourceTest {
   private static final int WRITERS = 8;
   private static final int ROUNDS = 125; // 1,000 fenced transactions

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +18,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * What the interleaving tests share: a migrated database with the write table of {@link
  * Interleaving}, and a thread pool for the side that blocks. Test classes run one at a time.
  */
-@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+// A hang guard on each test and on the migration in @BeforeAll, which at load 40 on 2 cores (CI)
+// can take minutes; the waits inside a test are bounded by Interleaving.PATIENCE.
+@Timeout(value = 10, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 abstract class InterleavingTestBase {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
 

@@ -242,7 +242,7 @@ class RejectionReceiptTest {
 
       // expired (database clock), and superseded
       long shortLived = Fence.acquire(c, r, "dave", Duration.ofMillis(200));
-      await().atMost(Duration.ofSeconds(15)).until(() -> !FenceSql.status(c, r).leaseValid());
+      await().atMost(Interleaving.PATIENCE).until(() -> !FenceSql.status(c, r).leaseValid());
       recordLeaseLost(c, r, shortLived);
       Fence.acquire(c, r, "erin", TTL);
       recordLeaseLost(c, r, shortLived);
