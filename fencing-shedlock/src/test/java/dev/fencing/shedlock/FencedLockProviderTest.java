@@ -100,7 +100,8 @@ class FencedLockProviderTest {
 
   @Test
   void aJobPausedPastLockAtMostForIsRefusedOnceAnotherInstanceTookItOver() throws Exception {
-    Duration atMost = Duration.ofSeconds(1);
+    // long enough for a's first write even at load 40 on 2 cores (CI); 1 s was not
+    Duration atMost = Duration.ofSeconds(5);
     CountDownLatch paused = new CountDownLatch(1);
     CountDownLatch resume = new CountDownLatch(1);
     CompletableFuture<Void> jobA =
@@ -138,7 +139,8 @@ class FencedLockProviderTest {
 
   @Test
   void lockAtLeastForKeepsTheLeaseAfterAnEarlyUnlockButNotTheBinding() {
-    Duration atLeast = Duration.ofMillis(1500);
+    // b's first attempt must come within it even at load 40 on 2 cores (CI); 1.5 s was not enough
+    Duration atLeast = Duration.ofSeconds(5);
     LockConfiguration configuration = config("least-job", LONG, atLeast);
     Instant atLeastUntil = configuration.getLockAtLeastUntil();
     a.lock(configuration).orElseThrow().unlock();

@@ -39,8 +39,10 @@ class TwoInstancesTest {
 
   @BeforeEach
   void startTwoInstances() {
-    a = start("instance-a");
-    b = start("instance-b");
+    // A's lock must outlast its first write ("closing started") before it stalls, and B's its
+    // whole job: at load 40 on 2 cores (CI) a 1 s lock did neither reliably. B never stalls.
+    a = start("instance-a", "PT5S");
+    b = start("instance-b", "PT10M");
   }
 
   @AfterEach
@@ -110,7 +112,7 @@ class TwoInstancesTest {
         "SELECT text || ' by ' || written_by FROM ledger_entry ORDER BY id", String.class);
   }
 
-  private static ConfigurableApplicationContext start(String instance) {
+  private static ConfigurableApplicationContext start(String instance, String lockAtMostFor) {
     return new SpringApplicationBuilder(LedgerApplication.class, StallingAuditor.Config.class)
         .web(WebApplicationType.NONE)
         .run(
@@ -123,7 +125,7 @@ class TwoInstancesTest {
             "--spring.main.banner-mode=off",
             "--fencing.lease.holder=" + instance,
             "--ledger.closing.cron=-",
-            "--ledger.closing.lock-at-most-for=PT1S");
+            "--ledger.closing.lock-at-most-for=" + lockAtMostFor);
   }
 
   /** An auditor that, once armed, stalls its first call until released. */
