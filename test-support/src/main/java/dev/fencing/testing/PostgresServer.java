@@ -58,7 +58,7 @@ public final class PostgresServer implements AutoCloseable {
    * memory).
    */
   public static PostgresServer create(String name, Map<String, String> settings) {
-    return new PostgresServer(name, Programs.newRoot(name), Programs.freePort()).init(settings);
+    return new PostgresServer(name, Programs.newRoot(name), Processes.freePort()).init(settings);
   }
 
   private PostgresServer init(Map<String, String> settings) {
@@ -81,7 +81,7 @@ public final class PostgresServer implements AutoCloseable {
    * #archive()}, from where a {@linkplain #fromBackup restored backup} recovers to a point in time.
    */
   public static PostgresServer createArchiving(String name) {
-    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Programs.freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes.freePort());
     try {
       Files.createDirectory(server.archive());
       Programs.handOver(server.archive());
@@ -105,7 +105,7 @@ public final class PostgresServer implements AutoCloseable {
    */
   public static PostgresServer fromBackup(
       String name, Path backup, Map<String, String> settings, boolean recovery) {
-    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Programs.freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes.freePort());
     try {
       server.exec(List.of("cp", "-a", backup.toString(), server.data.toString()));
       if (recovery) {
@@ -137,7 +137,7 @@ public final class PostgresServer implements AutoCloseable {
    */
   public PostgresServer standby(String standbyName, Map<String, String> settings) {
     PostgresServer standby =
-        new PostgresServer(standbyName, Programs.newRoot(standbyName), Programs.freePort());
+        new PostgresServer(standbyName, Programs.newRoot(standbyName), Processes.freePort());
     try {
       baseBackupInto(standby.data, true);
       standby.configure(settings);
@@ -285,7 +285,7 @@ public final class PostgresServer implements AutoCloseable {
       }
     } finally {
       closed = true;
-      Programs.deleteRecursively(root);
+      Processes.deleteRecursively(root);
     }
   }
 

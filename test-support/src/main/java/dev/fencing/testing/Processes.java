@@ -3,6 +3,8 @@ package dev.fencing.testing;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,9 +16,15 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** What the server harnesses share: free ports, signals, bounded polls, temporary folders. */
-final class Processes {
+/**
+ * What the server harnesses share: free ports, signals, bounded polls, temporary folders. Only
+ * {@link #poll} is public, for harnesses in other modules (the torture run's fault injector).
+ */
+public final class Processes {
+  private static final Logger LOG = LoggerFactory.getLogger(Processes.class);
   private static final long POLL_MILLIS = 50;
 
   private Processes() {}
@@ -30,8 +38,10 @@ final class Processes {
         .findFirst();
   }
 
+  /** A port free on the loopback address, where the servers of these harnesses listen. */
   static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       return socket.getLocalPort();
     } catch (IOException e) {
       throw new UncheckedIOException("no free port", e);
@@ -42,7 +52,7 @@ final class Processes {
    * Polls {@code condition} until it is true (then true) or {@code wait} has passed (then false).
    * The condition may throw to end the wait early.
    */
-  static boolean poll(Duration wait, BooleanSupplier condition) {
+  public static boolean poll(Duration wait, BooleanSupplier condition) {
     long deadline = System.nanoTime() + wait.toNanos();
     while (true) {
       if (condition.getAsBoolean()) {
@@ -120,14 +130,17 @@ final class Processes {
     }
   }
 
+  /** Deletes a temporary folder, best effort: what cannot be deleted is logged, not thrown. */
   static void deleteRecursively(Path root) {
     if (!Files.exists(root)) {
       return;
     }
     try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
     } catch (IOException | UncheckedIOException e) {
-      // best effort: a temporary folder
+      LOG.warn("could not delete {} completely", root, e);
     }
   }
 }

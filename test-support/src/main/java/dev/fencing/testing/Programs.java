@@ -3,9 +3,6 @@ package dev.fencing.testing;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,16 +17,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The machine's PostgreSQL programs and the processes and folders of {@link PostgresServer}: where
  * the programs are, running one (as the OS user {@code postgres} when the tests run as root),
- * folders the servers' user owns, free ports, killing a server's processes.
+ * folders the servers' user owns, killing a server's processes.
  */
 final class Programs {
-  private static final Logger LOG = LoggerFactory.getLogger(Programs.class);
   private static final String OS_USER = "postgres";
   private static @Nullable Path binaries;
 
@@ -236,15 +230,6 @@ final class Programs {
     }
   }
 
-  static int freePort() {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("no free port", e);
-    }
-  }
-
   static boolean isZombie(long pid) {
     try {
       String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
@@ -252,19 +237,6 @@ final class Programs {
       return fields.length > 0 && fields[0].equals("Z");
     } catch (IOException | RuntimeException e) {
       return true; // gone
-    }
-  }
-
-  static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("could not delete {} completely", root, e);
     }
   }
 }

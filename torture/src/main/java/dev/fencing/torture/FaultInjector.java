@@ -1,5 +1,7 @@
 package dev.fencing.torture;
 
+import static dev.fencing.testing.Processes.poll;
+
 import dev.fencing.torture.TortureRun.Fault;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -9,8 +11,6 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +28,6 @@ final class FaultInjector {
 
   private static final Duration WAIT = TortureRun.WAIT;
   private static final String CRASH_SKIPPED = "CRASH: a PostgreSQL given by --url is never killed";
-  private static final long POLL_MILLIS = 50;
 
   private final boolean fenced;
   private final TortureDatabase database;
@@ -220,25 +219,6 @@ final class FaultInjector {
     if (!done) {
       throw new IllegalStateException(
           "the workers made no progress within " + WAIT + ": " + tables.writesPerWorker());
-    }
-  }
-
-  /** Polls {@code condition} (which may find the database down) until true or {@code wait} ends. */
-  static boolean poll(Duration wait, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + wait.toNanos();
-    while (true) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      try {
-        TimeUnit.MILLISECONDS.sleep(POLL_MILLIS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.fencing.torture;
 
+import dev.fencing.testing.Processes;
 import dev.fencing.torture.TortureRun.Fault;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -109,7 +110,7 @@ final class Scenarios {
         case TERMINATE -> {
           // Catch the victim inside a transaction: poll until it is in one, then terminate.
           int[] killed = {0};
-          FaultInjector.poll(
+          Processes.poll(
               Duration.ofSeconds(5),
               () -> {
                 try {
