@@ -8,6 +8,7 @@ import java.sql.Clob;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLXML;
+import java.util.Arrays;
 import java.util.Calendar;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +23,12 @@ import org.jspecify.annotations.Nullable;
  * reads once, makes the parameters not {@link #replayable} until they are cleared.
  */
 final class RecordedParameters {
+  // PostgreSQL's limit on a statement's parameters
+  private static final int MAX_INDEX = 65535;
+
+  // whether a method's first parameter is an int: getParameterTypes() copies its array per call
+  private static final Map<Method, Boolean> INT_FIRST = new ConcurrentHashMap<>();
+
   /** A setter call to replay: {@code setter} with {@code args} (the index first). */
   private record Param(Method setter, Object[] args) {}
 
@@ -29,11 +36,6 @@ final class RecordedParameters {
   private Param @Nullable [] params;
   private int count;
   private boolean replayable = true;
-  // PostgreSQL's limit on a statement's parameters
-  private static final int MAX_INDEX = 65535;
-
-  // whether a method's first parameter is an int: getParameterTypes() copies its array per call
-  private static final Map<Method, Boolean> INT_FIRST = new ConcurrentHashMap<>();
 
   /** Records a call the driver's statement accepted, if it sets a parameter. */
   void called(Method method, Object @Nullable [] args) {
@@ -88,7 +90,7 @@ final class RecordedParameters {
   /** As the driver's {@code clearParameters}. */
   void clear() {
     if (count > 0) {
-      java.util.Arrays.fill(params, null);
+      Arrays.fill(params, null);
       count = 0;
     }
     replayable = true;

@@ -31,21 +31,23 @@ class ProtectedRowsPerRowTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
 
   private static final Duration TTL = Duration.ofMinutes(5);
+
+  /** The application's login role: a member of the application role, granted the tables. */
+  private static AppRole login;
+
   private static final String OWNER = FenceSql.unique("perrow_owner");
-  private static final String APP = FenceSql.unique("perrow_app");
   private static final List<String> ACCOUNTS = List.of("acct/1", "acct/2", "acct/3");
   private static final int LARGE = 300;
 
   @BeforeAll
   static void setUp() throws SQLException {
     assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
+    login = AppRole.create(db, "perrow_app");
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
           "ALTER DATABASE " + FenceSql.quoteIdentifier(db.name()) + " SET track_functions = 'all'");
       FenceSql.run(c, "CREATE ROLE " + OWNER + " NOLOGIN");
-      FenceSql.run(c, "CREATE ROLE " + APP + " LOGIN");
-      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP);
       FenceSql.run(c, "CREATE TABLE ledger (id int PRIMARY KEY, acct int, amount int NOT NULL)");
       FenceSql.run(
           c,
@@ -56,7 +58,7 @@ class ProtectedRowsPerRowTest {
       FenceSql.run(c, "CREATE TABLE sledger (id int PRIMARY KEY, acct int, amount int NOT NULL)");
       for (String t : List.of("ledger", "pledger", "pledger_1", "whole", "sledger")) {
         FenceSql.run(c, "ALTER TABLE " + t + " OWNER TO " + OWNER);
-        FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON " + t + " TO " + APP);
+        login.grant("SELECT, INSERT, UPDATE, DELETE, TRUNCATE", t);
       }
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('ledger', 'acct', 'acct/')");
       FenceSql.run(c, "SELECT fencing.protect_rows_per_row('pledger', 'acct', 'acct/')");
@@ -67,11 +69,10 @@ class ProtectedRowsPerRowTest {
 
   @AfterAll
   static void dropRoles() throws SQLException {
+    login.close();
     try (Connection c = db.connect()) {
-      for (String role : List.of(APP, OWNER)) {
-        FenceSql.run(c, "DROP OWNED BY " + role);
-        FenceSql.run(c, "DROP ROLE " + role);
-      }
+      FenceSql.run(c, "DROP OWNED BY " + OWNER);
+      FenceSql.run(c, "DROP ROLE " + OWNER);
     }
   }
 
@@ -190,7 +191,7 @@ class ProtectedRowsPerRowTest {
       tokens[2] = newToken(c, ACCOUNTS.get(2));
     }
     String carryStale = "SELECT fencing.carry('acct/3', " + stale + ")";
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       String before = contents(app);
       List<String> prepare = List.of(check(0), check(1), carryStale);
@@ -235,7 +236,7 @@ class ProtectedRowsPerRowTest {
         Connection.TRANSACTION_SERIALIZABLE
       })
   void forgedCopiedOrReplayedTagsAreRefused(int isolation) throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       String before = contents(app);
       // a genuine tag of acct/3, from a transaction that checked it
@@ -284,7 +285,7 @@ class ProtectedRowsPerRowTest {
 
   @Test
   void theApplicationCannotReadOrSetTheKey() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setAutoCommit(false);
       FenceSql.run(app, check(0));
       FenceSql.run(app, "UPDATE ledger SET amount = amount WHERE acct = 1"); // the key is set
@@ -319,7 +320,7 @@ class ProtectedRowsPerRowTest {
 
   @Test
   void aDiscardedKeyIsReplacedAtTheNextFullDecision() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setAutoCommit(false);
       FenceSql.run(app, check(0));
       FenceSql.run(app, "UPDATE ledger SET amount = amount + 1 WHERE acct = 1");
@@ -340,7 +341,7 @@ class ProtectedRowsPerRowTest {
 
   @Test
   void rollbackToSavepointRevertsTheTag() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       String before = contents(app);
       app.setAutoCommit(false);
       try {
@@ -373,7 +374,7 @@ class ProtectedRowsPerRowTest {
 
   @Test
   void copyPartitionsAndNullOrUnknownResources() throws Exception {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       String before = contents(app);
       StringBuilder rows = new StringBuilder();
       for (int i = 100; i < 100 + LARGE; i++) {
@@ -423,7 +424,7 @@ class ProtectedRowsPerRowTest {
 
   @Test
   void theFullDecisionRunsOncePerResourceAndTransaction() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setAutoCommit(false);
       for (int i = 0; i < 3; i++) {
         FenceSql.run(app, check(i));
@@ -431,8 +432,8 @@ class ProtectedRowsPerRowTest {
       FenceSql.run(app, insertRows("ledger", 100, LARGE, "1 + g % 3"));
       FenceSql.run(app, "UPDATE ledger SET amount = amount + 1");
       assertThat(tags(app)).matches("(,acct/[123]:[0-9a-f]{32}){3},");
-      assertThat(functionCalls(app, "require_fenced")).isZero();
-      assertThat(functionCalls(app, "check_token")).isEqualTo(3);
+      assertThat(FenceSql.calls(app, "require_fenced")).isZero();
+      assertThat(FenceSql.calls(app, "check_token")).isEqualTo(3);
       app.rollback();
       app.setAutoCommit(true);
     }
@@ -474,7 +475,7 @@ class ProtectedRowsPerRowTest {
         Connection.TRANSACTION_SERIALIZABLE
       })
   void wholeTableProtectionTakesTheTagAndRefusesForgedOnes(int isolation) throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       // no check: refused, also for zero rows
       assertFails(MISSING, () -> FenceSql.run(app, "DELETE FROM whole WHERE false"));
@@ -528,7 +529,7 @@ class ProtectedRowsPerRowTest {
         Connection.TRANSACTION_SERIALIZABLE
       })
   void theStatementFormTakesTheTagAndRefusesForgedOnes(int isolation) throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       app.setAutoCommit(false);
       FenceSql.run(app, check(0));
@@ -577,7 +578,7 @@ class ProtectedRowsPerRowTest {
               + " LATERAL fencing.try_acquire('acct/' || g, 'test', interval '5 minutes') a",
           n);
     }
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setAutoCommit(false);
       FenceSql.run(
           app,
@@ -614,13 +615,5 @@ class ProtectedRowsPerRowTest {
       app.rollback();
       app.setAutoCommit(true);
     }
-  }
-
-  private static long functionCalls(Connection c, String function) throws SQLException {
-    return FenceSql.longValue(
-        c,
-        "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
-            + " WHERE schemaname = 'fencing' AND funcname = ?",
-        function);
   }
 }

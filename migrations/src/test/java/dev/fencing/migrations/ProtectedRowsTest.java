@@ -32,8 +32,11 @@ class ProtectedRowsTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
 
   private static final Duration TTL = Duration.ofMinutes(5);
+
+  /** The application's login role: a member of the application role, granted the tables. */
+  private static AppRole login;
+
   private static final String OWNER = FenceSql.unique("rows_owner");
-  private static final String APP = FenceSql.unique("rows_app");
   private static final List<String> ACCOUNTS = List.of("acct/1", "acct/2", "acct/3");
 
   /** Rows above this many take the statement trigger's query planned per statement. */
@@ -42,13 +45,12 @@ class ProtectedRowsTest {
   @BeforeAll
   static void setUp() throws SQLException {
     assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS);
+    login = AppRole.create(db, "rows_app");
     try (Connection c = db.connect()) {
       FenceSql.run(
           c,
           "ALTER DATABASE " + FenceSql.quoteIdentifier(db.name()) + " SET track_functions = 'all'");
       FenceSql.run(c, "CREATE ROLE " + OWNER + " NOLOGIN");
-      FenceSql.run(c, "CREATE ROLE " + APP + " LOGIN");
-      FenceSql.run(c, "GRANT " + db.appRole() + " TO " + APP);
       FenceSql.run(c, "CREATE TABLE ledger (id int PRIMARY KEY, acct int, amount int NOT NULL)");
       FenceSql.run(
           c,
@@ -57,7 +59,7 @@ class ProtectedRowsTest {
       FenceSql.run(c, "CREATE TABLE pledger_1 PARTITION OF pledger FOR VALUES FROM (0) TO (10000)");
       for (String t : List.of("ledger", "pledger", "pledger_1")) {
         FenceSql.run(c, "ALTER TABLE " + t + " OWNER TO " + OWNER);
-        FenceSql.run(c, "GRANT SELECT, INSERT, UPDATE, DELETE ON " + t + " TO " + APP);
+        login.grant("SELECT, INSERT, UPDATE, DELETE", t);
       }
       FenceSql.run(c, "SELECT fencing.protect_rows('ledger', 'acct', 'acct/')");
       FenceSql.run(c, "SELECT fencing.protect_rows('pledger', 'acct', 'acct/')");
@@ -66,11 +68,10 @@ class ProtectedRowsTest {
 
   @AfterAll
   static void dropRoles() throws SQLException {
+    login.close();
     try (Connection c = db.connect()) {
-      for (String role : List.of(APP, OWNER)) {
-        FenceSql.run(c, "DROP OWNED BY " + role);
-        FenceSql.run(c, "DROP ROLE " + role);
-      }
+      FenceSql.run(c, "DROP OWNED BY " + OWNER);
+      FenceSql.run(c, "DROP ROLE " + OWNER);
     }
   }
 
@@ -161,7 +162,7 @@ class ProtectedRowsTest {
       tokens[2] = newToken(c, ACCOUNTS.get(2));
     }
     String carryStale = "SELECT fencing.carry('acct/3', " + stale + ")";
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       String before = contents(app);
       List<String> prepare = List.of(check(0), check(1), carryStale);
@@ -202,7 +203,7 @@ class ProtectedRowsTest {
   void theApplicationCannotForgeWhatPassed(int isolation) throws SQLException {
     String forge = "SELECT set_config('fencing.passed', ',acct/1,acct/2,acct/3,', true)";
     String forgeSession = "SELECT set_config('fencing.passed', ',acct/1,acct/2,acct/3,', false)";
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setTransactionIsolation(isolation);
       String before = contents(app);
       List<String> writes =
@@ -240,7 +241,7 @@ class ProtectedRowsTest {
 
   @Test
   void rollbackToSavepointRevertsWhatPassed() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       String before = contents(app);
       app.setAutoCommit(false);
       try {
@@ -269,7 +270,7 @@ class ProtectedRowsTest {
 
   @Test
   void copyIsCheckedOncePerStatement() throws Exception {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       String before = contents(app);
       StringBuilder rows = new StringBuilder();
       for (int i = 100; i < 100 + LARGE; i++) {
@@ -288,8 +289,8 @@ class ProtectedRowsTest {
       app.rollback();
       assertThat(contents(app)).isEqualTo(before);
 
-      long calls = functionCalls(app, "enforce_rows");
-      long rowCalls = functionCalls(app, "enforce_row");
+      long calls = FenceSql.calls(app, "enforce_rows");
+      long rowCalls = FenceSql.calls(app, "enforce_row");
       checkAll(app, 2);
       long copied =
           app.unwrap(PGConnection.class)
@@ -297,8 +298,8 @@ class ProtectedRowsTest {
               .copyIn("COPY ledger FROM STDIN", new StringReader(rows.toString()));
       assertThat(copied).isEqualTo(LARGE);
       // one statement trigger call for the statement; the row trigger once per resource
-      assertThat(functionCalls(app, "enforce_rows") - calls).isEqualTo(1);
-      assertThat(functionCalls(app, "enforce_row") - rowCalls).isEqualTo(2);
+      assertThat(FenceSql.calls(app, "enforce_rows") - calls).isEqualTo(1);
+      assertThat(FenceSql.calls(app, "enforce_row") - rowCalls).isEqualTo(2);
       app.commit();
       app.setAutoCommit(true);
       assertThat(FenceSql.longValue(app, "SELECT count(*) FROM ledger")).isEqualTo(3 + LARGE);
@@ -307,19 +308,19 @@ class ProtectedRowsTest {
 
   @Test
   void theRowTriggerRunsOncePerResourceAndTransaction() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       app.setAutoCommit(false);
       checkAll(app, 3);
       FenceSql.run(app, insertRows(100, LARGE, "1 + g % 3"));
       FenceSql.run(app, "UPDATE ledger SET amount = amount + 1");
       FenceSql.run(app, "DELETE FROM ledger WHERE id >= 200");
       FenceSql.run(app, insertRows(1000, 5, "1 + g % 3"));
-      assertThat(functionCalls(app, "enforce_row")).isEqualTo(3);
-      assertThat(functionCalls(app, "enforce_rows")).isEqualTo(4);
+      assertThat(FenceSql.calls(app, "enforce_row")).isEqualTo(3);
+      assertThat(FenceSql.calls(app, "enforce_rows")).isEqualTo(4);
       // the three checks only (V15: check_token decides its common case without fence(), and
       // the triggers call it for no resource)
-      assertThat(functionCalls(app, "check_token")).isEqualTo(3);
-      assertThat(functionCalls(app, "fence")).isZero();
+      assertThat(FenceSql.calls(app, "check_token")).isEqualTo(3);
+      assertThat(FenceSql.calls(app, "fence")).isZero();
       app.rollback();
       app.setAutoCommit(true);
     }
@@ -327,7 +328,7 @@ class ProtectedRowsTest {
 
   @Test
   void nullAndUnknownResourcesFailClosed() throws SQLException {
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       List<String> prepare = List.of(check(0), check(1), check(2));
       refused(app, INVALID_RESOURCE, prepare, "INSERT INTO ledger VALUES (10, NULL, 0)");
       refused(
@@ -368,7 +369,7 @@ class ProtectedRowsTest {
               "pledger_1 fencing_protect 1",
               "pledger_1 fencing_protect_truncate 0");
     }
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       String before = contents(app);
       // forging what passed does not help: the row trigger of a partition always checks
       List<String> forge =
@@ -396,16 +397,8 @@ class ProtectedRowsTest {
                   c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'ledger'::regclass"))
           .isEqualTo(7);
     }
-    try (Connection app = db.connect(APP)) {
+    try (Connection app = login.connect()) {
       refused(app, MISSING, List.of(), "UPDATE ledger SET amount = 0");
     }
-  }
-
-  private static long functionCalls(Connection c, String function) throws SQLException {
-    return FenceSql.longValue(
-        c,
-        "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
-            + " WHERE schemaname = 'fencing' AND funcname = ?",
-        function);
   }
 }
