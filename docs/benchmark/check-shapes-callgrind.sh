@@ -10,6 +10,13 @@
 #        check-shapes-callgrind.sh commit PORT SHAPE [N]   a read (ro_) or an UPDATE (w_), then no
 #                                                          check (none), check_tokens_if_written
 #                                                          (old) or the guarded check_one (new)
+#        check-shapes-callgrind.sh separate PORT SHAPE [N] BEGIN; the statements the check is
+#                                                          carried as; UPDATE; COMMIT, each its
+#                                                          own command (a Sync each). SHAPE: none,
+#                                                          noop (SELECT 1), one (check_one), ab
+#                                                          (check-shapes.sql's two statements),
+#                                                          name (the lock keyed by the name, as
+#                                                          n1: no exclusive locker takes it)
 set -euo pipefail
 dir=${CARRY_CG_DIR:-/tmp/carry-cg}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,5 +64,18 @@ case $1 in
     s=$(mktemp); printf '\\set id random(1, 1000)\nBEGIN;\n%s\n%s\nCOMMIT;\n' "$op" "$check" > $s
     measure $s ${4:-300} $3
     ;;
-  *) echo "usage: $0 setup PORT | fn PORT FUNCTION [N] | commit PORT SHAPE [N]" >&2; exit 2;;
+  separate)
+    case $3 in
+      none) check='';;
+      one) check='SELECT fencing.check_one(:r, :t);';;
+      ab) check="SELECT pg_catalog.pg_advisory_xact_lock_shared(c.lock_space, c.lock_key), pg_catalog.set_config('fencing.probe_locked', c.tag, true) FROM fencing.probe_accept c WHERE c.name = :r AND c.max_seen = :t;
+SELECT coalesce((SELECT 0 FROM fencing.probe_accept c WHERE c.name = :r AND c.max_seen = :t AND NOT c.has_protected AND c.tag = pg_catalog.current_setting('fencing.probe_locked', true)), fencing.check_one(:r, :t));";;
+      noop) check='SELECT 1;';;
+      name) check="SELECT pg_catalog.pg_advisory_xact_lock_shared(1178946115, pg_catalog.hashtext(:r));
+SELECT coalesce((SELECT 0 FROM fencing.probe_accept c WHERE c.name = :r AND c.max_seen = :t AND NOT c.has_protected AND c.lock_space = 1178946115), fencing.check_one(:r, :t));";;
+    esac
+    s=$(mktemp); printf '\\set id random(1, 1000)\n\\set t 1\nBEGIN;\n%s\nUPDATE acct SET v = v + 1 WHERE id = :id;\nCOMMIT;\n' "$check" > $s
+    measure $s ${4:-300} separate_$3
+    ;;
+  *) echo "usage: $0 setup PORT | fn PORT FUNCTION [N] | commit PORT SHAPE [N] | separate PORT SHAPE [N]" >&2; exit 2;;
 esac

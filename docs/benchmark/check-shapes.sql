@@ -174,3 +174,17 @@ BEGIN
     END LOOP;
 END
 $d$;
+
+-- Issue 14's function-free shape (check-shapes-callgrind.sh separate PORT ab; CarryCpuProbe's
+-- carried-ab builds the same view): through a view the app role could be granted, statement A
+-- takes the advisory share lock and notes it in a transaction-local setting, statement B (a later
+-- snapshot, hazard 7) accepts on the row still at the token in the key space locked, else calls
+-- check_one. The isolation test folded into the issuer's (a one-time filter would add a Result
+-- node: +4.4k a transaction).
+CREATE OR REPLACE VIEW fencing.probe_accept AS
+SELECT r.name, r.max_seen, r.id, r.lock_space, fencing.advisory_key(r.id) AS lock_key, r.has_protected,
+       r.id || ':' || r.lock_space AS tag
+  FROM fencing.resource r
+ WHERE r.issuer = CASE WHEN pg_catalog.current_setting('transaction_isolation') = 'read committed' THEN 'local' END
+   AND NOT r.strict_mode AND r.max_seen > 0;
+ALTER VIEW fencing.probe_accept OWNER TO shapes_owner;
