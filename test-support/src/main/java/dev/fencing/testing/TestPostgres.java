@@ -82,7 +82,8 @@ public final class TestPostgres {
   private static final String URL_PREFIX = "jdbc:postgresql://";
   private static final String CONTAINER_IMAGE = "postgres:15";
 
-  private static @Nullable TestPostgres instance;
+  /** The choice, made once per JVM: a failure too, so that no later test class waits again. */
+  private static final Once<TestPostgres> CHOICE = new Once<>(TestPostgres::choose);
 
   private final String source;
   private final String serverPrefix;
@@ -109,15 +110,11 @@ public final class TestPostgres {
   /**
    * Returns the server for this JVM, choosing (and if need be starting) it on the first call.
    *
-   * @throws IllegalStateException if no server could be had
+   * @throws IllegalStateException if no server could be had, then on every later call too (at once:
+   *     a local server waited for in vain is not waited for again by the next test class)
    */
-  public static synchronized TestPostgres get() {
-    TestPostgres chosen = instance;
-    if (chosen == null) {
-      chosen = choose();
-      instance = chosen;
-    }
-    return chosen;
+  public static TestPostgres get() {
+    return CHOICE.get();
   }
 
   /**
