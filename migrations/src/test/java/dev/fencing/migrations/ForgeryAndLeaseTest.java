@@ -109,9 +109,10 @@ class ForgeryAndLeaseTest {
       a.setAutoCommit(false);
       long pending = Fence.acquire(a, r, "pending", TTL);
       try {
-        // bounded, so that a wait fails the test instead of hanging it: lock_timeout, which only
-        // a lock wait can run out, not a slow statement on a loaded machine (statement_timeout)
-        FenceSql.run(b, "SET lock_timeout = '5s'");
+        // bounded, so that a wait fails the test instead of hanging it: statement_timeout, which
+        // try_acquire cannot catch (a lock_timeout it could turn into "contention" after waiting),
+        // as long as a loaded machine never runs out of it for a call that does not wait
+        FenceSql.run(b, "SET statement_timeout = '" + Interleaving.PATIENCE.toMillis() + "ms'");
         FenceSql.Attempt[] attempt = new FenceSql.Attempt[1];
         assertThatCode(() -> attempt[0] = FenceSql.tryAcquire(b, r, "second", TTL))
             .as("try_acquire while another acquisition of %s is uncommitted", r)

@@ -69,7 +69,9 @@ class ProtectedRowsPerRowTest {
 
   @AfterAll
   static void dropRoles() throws SQLException {
-    login.close();
+    if (login != null) { // null when setUp failed before creating it: its error stays the one shown
+      login.close();
+    }
     try (Connection c = db.connect()) {
       FenceSql.run(c, "DROP OWNED BY " + OWNER);
       FenceSql.run(c, "DROP ROLE " + OWNER);

@@ -68,7 +68,9 @@ class ProtectedRowsTest {
 
   @AfterAll
   static void dropRoles() throws SQLException {
-    login.close();
+    if (login != null) { // null when setUp failed before creating it: its error stays the one shown
+      login.close();
+    }
     try (Connection c = db.connect()) {
       FenceSql.run(c, "DROP OWNED BY " + OWNER);
       FenceSql.run(c, "DROP ROLE " + OWNER);

@@ -73,10 +73,12 @@ public final class TestPostgres {
   /**
    * SQLSTATE classes and codes by which the local server refuses us for good: invalid authorization
    * or no such role (class 28), no such database (3D000), a password wanted that we do not have
-   * (pgjdbc's 08004). Anything else (a timeout, 53300 too many connections, 57P03 starting up)
-   * means the server is there and busy.
+   * (pgjdbc's 08004), no CONNECT privilege (42501), a database that allows no connections (55000).
+   * Anything else (a timeout, 53300 too many connections, 57P03 starting up) means the server is
+   * there and busy.
    */
-  private static final List<String> REFUSED_FOR_GOOD = List.of("28", "3D000", "08004");
+  private static final List<String> REFUSED_FOR_GOOD =
+      List.of("28", "3D000", "08004", "42501", "55000");
 
   private static final String POSTGRES = "postgres";
   private static final String URL_PREFIX = "jdbc:postgresql://";
