@@ -13,7 +13,7 @@ import javax.sql.DataSource;
 
 /**
  * The benchmark's lease section alone (docs/benchmark/lease-and-growth.md, "Where an
- * acquire+release goes, and V28"): starts the embedded PostgreSQL the main command starts (fsync
+ * acquire+release goes, and V27"): starts the embedded PostgreSQL the main command starts (fsync
  * and synchronous_commit on), migrates it with the fence of the jar on the class path, runs
  * LeaseBenchmark.run(dataSource, true) (ZooKeeper in-process, in the same rounds) and prints the
  * per-round p50s, their ratios, the distributions and the findings. One build per run: for two
