@@ -349,13 +349,13 @@ class CarriedCheckMatrixTest {
             .isEqualTo("ZF001");
         List<String> sent = trips.sent();
         int statement = indexOf(sent, "m_hidden", "#+#");
-        // a prepared statement's under simple: the wrapper's transaction, the check bound
+        // the commit's check behind the read, literal (CheckLiteral.ifWritten): check_one behind
+        // the transaction-id test; a prepared statement's under simple: the wrapper's
+        // transaction, the commit's check (TokenChecker) bound
         int check =
             indexOf(
                 sent,
-                "check_tokens_if_written(ARRAY[E'" + zombie + "'",
-                "check_tokens_if_written(ARRAY[('" + zombie + "')",
-                // the commit's check (TokenChecker): check_one behind the transaction-id test
+                "IS NULL THEN NULL ELSE fencing.check_one(E'" + zombie + "', 5::bigint) END",
                 "IS NULL THEN NULL ELSE fencing.check_one(('" + zombie + "')");
         assertThat(statement).as("%s: %s", read.getKey(), sent).isNotNegative();
         assertThat(check)
