@@ -9,7 +9,10 @@
 #                                                          UPDATE; COMMIT (check_one: the current)
 #        check-shapes-callgrind.sh commit PORT SHAPE [N]   a read (ro_) or an UPDATE (w_), then no
 #                                                          check (none), check_tokens_if_written
-#                                                          (old) or the guarded check_one (new)
+#                                                          (old) or the guarded check_one (new);
+#                                                          a read's trailing check, literal:
+#                                                          guarded arrays (arrays), check_one
+#                                                          (literal)
 #        check-shapes-callgrind.sh separate PORT SHAPE [N] BEGIN; the statements the check is
 #                                                          carried as; UPDATE; COMMIT, each its
 #                                                          own command (a Sync each). SHAPE: none,
@@ -60,6 +63,9 @@ case $1 in
       *_none) check='';;
       *_old) check='SELECT fencing.check_tokens_if_written(ARRAY[:r]::text[], ARRAY[1]::bigint[]);';;
       *_new) check='SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE fencing.check_one(:r, 1) END;';;
+      # the check behind an autocommit read (CheckLiteral.ifWritten), literal: before, then now
+      *_arrays) check="SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE fencing.check_tokens_if_written(ARRAY[E'probe']::text[], ARRAY[1]::bigint[]) END;";;
+      *_literal) check="SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE fencing.check_one(E'probe', 1::bigint) END;";;
     esac
     s=$(mktemp); printf '\\set id random(1, 1000)\nBEGIN;\n%s\n%s\nCOMMIT;\n' "$op" "$check" > $s
     measure $s ${4:-300} $3

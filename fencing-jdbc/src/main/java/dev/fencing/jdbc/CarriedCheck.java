@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.core.BaseConnection;
 import org.postgresql.jdbc.PreferQueryMode;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
@@ -30,6 +31,10 @@ import org.postgresql.util.PSQLState;
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
  * records its parameters (index, setter, arguments) for the replay, and knows which of the two
  * statements executed last, whose results the caller sees.
+ *
+ * <p>In autocommit under {@code preferQueryMode=simple}, where pgjdbc would send the combined
+ * statement as two query messages (two implicit transactions), the statement is rendered as pgjdbc
+ * sends it and carried by a plain statement in one query message instead ({@link CarriedSimple}).
  *
  * <p>A statement prepared for generated keys carries {@code <its SQL> RETURNING <columns>}, the
  * clause pgjdbc would append ({@link CarriedKeys}), and pgjdbc is told to report the combined
@@ -62,6 +67,8 @@ final class CarriedCheck {
   private Statement current;
   // a read in autocommit with the commit's check (literal) behind it
   private final CarriedRead read;
+  // the execution in autocommit under preferQueryMode=simple: one query message
+  private final CarriedSimple simple;
 
   private CarriedCheck(
       Connection connection, PreparedStatement raw, String sql, String @Nullable [] keyColumns) {
@@ -71,6 +78,7 @@ final class CarriedCheck {
     this.keyColumns = keyColumns;
     this.current = raw;
     this.read = new CarriedRead(connection, this, sql);
+    this.simple = new CarriedSimple(connection, raw);
   }
 
   /**
@@ -191,6 +199,10 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
+    if (columns == null && simpleInAutocommit()) {
+      Carrier plain = onPlain(simple.carrier(name));
+      return plain == null ? null : sent(plain.call(check));
+    }
     PreparedStatement c = combined(check.sql());
     if (c == null) {
       return null;
@@ -265,7 +277,42 @@ final class CarriedCheck {
     if (keyColumns != null || raw.getFetchSize() != 0 || !CheckedRead.carries(raw, name, sql)) {
       return null;
     }
+    if (simpleInAutocommit()) {
+      Carrier plain = onPlain(simple.carrier(name));
+      return plain == null ? null : sent(plain.callRead(check));
+    }
     return read.run(name, check);
+  }
+
+  /**
+   * Whether this execution runs in autocommit under {@code preferQueryMode=simple}: carried on a
+   * plain statement as one query message ({@link CarriedSimple}).
+   */
+  private boolean simpleInAutocommit() throws SQLException {
+    return connection.getAutoCommit()
+        && connection.isWrapperFor(BaseConnection.class)
+        && connection.unwrap(BaseConnection.class).getPreferQueryMode() == PreferQueryMode.SIMPLE;
+  }
+
+  /**
+   * The plain statement executes now ({@link CarriedSimple}), if {@code plain} is its carrier: the
+   * earlier results closed, as at the driver's next execution.
+   */
+  private @Nullable Carrier onPlain(@Nullable Carrier plain) throws SQLException {
+    Statement s = simple.made();
+    if (plain != null && s != null) {
+      switchTo(s);
+    }
+    return plain;
+  }
+
+  /** What the plain statement's execution returned; if nothing was sent, the driver's again. */
+  private Carrier.@Nullable Carried sent(Carrier.@Nullable Carried carried) throws SQLException {
+    Statement s = simple.made();
+    if (carried == null && s != null) {
+      leave(s);
+    }
+    return carried;
   }
 
   /**
@@ -313,7 +360,9 @@ final class CarriedCheck {
       @Override
       public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
         if (mode == PreferQueryMode.SIMPLE) {
-          return true;
+          // carried on a plain statement, one query message (CarriedSimple), but with generated
+          // keys
+          return keyColumns != null || stopped || !CarriedSimple.available();
         }
         try {
           // the combined statement this execution will use: in autocommit every bound token is
@@ -365,7 +414,12 @@ final class CarriedCheck {
     if (t != null) {
       all.add(t);
     }
-    for (PreparedStatement c : all) {
+    List<Statement> statements = new ArrayList<>(all);
+    Statement plain = simple.made();
+    if (plain != null) {
+      statements.add(plain);
+    }
+    for (Statement c : statements) {
       try {
         c.close();
       } catch (SQLException e) {
@@ -388,6 +442,10 @@ final class CarriedCheck {
     PreparedStatement t = read.statement();
     if (t != null) {
       t.cancel();
+    }
+    Statement plain = simple.made();
+    if (plain != null) {
+      plain.cancel();
     }
   }
 }

@@ -27,8 +27,8 @@ interface Carrier {
   }
 
   /**
-   * Runs a read in autocommit with {@code check} (the commit's {@code check_tokens_if_written},
-   * literal arguments) behind it, as one implicit transaction in one round trip ({@link
+   * Runs a read in autocommit with {@code check} (the commit's check, literal arguments: {@link
+   * CheckLiteral#ifWritten}) behind it, as one implicit transaction in one round trip ({@link
    * CheckedRead}); null if nothing the caller may see was sent (it then runs the long way).
    */
   default @Nullable Carried callRead(String check) throws SQLException {

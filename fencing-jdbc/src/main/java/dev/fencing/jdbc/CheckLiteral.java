@@ -6,7 +6,8 @@ import java.util.List;
  * The check with literal arguments, for an execution that binds no parameters (a plain {@code
  * Statement}, a batch): {@code SELECT <schema>.check_one(E'<resource>', <token>)} for one token,
  * else {@code SELECT <schema>.check_tokens(ARRAY[E'<resource>', ...]::text[], ARRAY[<token>,
- * ...]::bigint[])}.
+ * ...]::bigint[])}; and the same call behind the commit's test that the transaction wrote ({@link
+ * #ifWritten}).
  *
  * <p>Injection-proof whatever the server's settings: each resource name is an escape string
  * constant ({@code E'...'}), which PostgreSQL reads the same whatever {@code
@@ -20,41 +21,46 @@ import java.util.List;
 final class CheckLiteral {
   private CheckLiteral() {}
 
+  /**
+   * The test that a transaction wrote, which the commit's check runs first ({@code
+   * check_tokens_if_written}'s own first test, in SQL): the check behind it runs only when the
+   * transaction has an id. pg_catalog named, so no function on the search path can stand in for it.
+   */
+  static final String IF_WRITTEN =
+      "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE ";
+
   static String sql(String schema, List<FencingContext.Binding> bindings) {
-    StringBuilder b = new StringBuilder(64 + 32 * bindings.size());
-    if (bindings.size() == 1) {
-      FencingToken token = bindings.get(0).token();
-      b.append("SELECT ").append(schema).append(".check_one(");
-      quote(b, token.resource());
-      return b.append(", ").append(token.value()).append("::bigint)").toString();
-    }
-    return arrays(b, schema, "check_tokens", bindings);
+    return call(new StringBuilder(64 + 32 * bindings.size()).append("SELECT "), schema, bindings)
+        .toString();
   }
 
   /**
    * {@code SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE
-   * <schema>.check_tokens_if_written(ARRAY[E'<resource>', ...]::text[], ARRAY[<token>,
-   * ...]::bigint[]) END}: the check a {@code COMMIT} runs, behind a read in autocommit ({@link
-   * CheckedRead}). Arrays also for one token: there is no one-token form of it.
+   * <schema>.check_one(E'<resource>', <token>::bigint) END} ({@code check_tokens} with arrays for
+   * several): the check a {@code COMMIT} runs ({@link TokenChecker}), with literal arguments,
+   * behind a read in autocommit ({@link CheckedRead}). A read that wrote nothing calls no function
+   * (a SECURITY DEFINER function with its own search_path costs the backend more than the read).
    */
   static String ifWritten(String schema, List<FencingContext.Binding> bindings) {
-    String check =
-        arrays(
-            new StringBuilder(64 + 32 * bindings.size()),
-            schema,
-            "check_tokens_if_written",
-            bindings);
-    // The function's own first test, in SQL: a read that wrote nothing calls no function (a
-    // SECURITY DEFINER function with its own search_path costs the backend more than the read).
-    // pg_catalog named, so no function on the search path can stand in for it.
-    return "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE "
-        + check.substring("SELECT ".length())
-        + " END";
+    StringBuilder b = new StringBuilder(128 + 32 * bindings.size()).append(IF_WRITTEN);
+    return call(b, schema, bindings).append(" END").toString();
   }
 
-  private static String arrays(
+  /** Appends the call of the check: {@code check_one} for one token, else {@code check_tokens}. */
+  private static StringBuilder call(
+      StringBuilder b, String schema, List<FencingContext.Binding> bindings) {
+    if (bindings.size() == 1) {
+      FencingToken token = bindings.get(0).token();
+      b.append(schema).append(".check_one(");
+      quote(b, token.resource());
+      return b.append(", ").append(token.value()).append("::bigint)");
+    }
+    return arrays(b, schema, "check_tokens", bindings);
+  }
+
+  private static StringBuilder arrays(
       StringBuilder b, String schema, String function, List<FencingContext.Binding> bindings) {
-    b.append("SELECT ").append(schema).append('.').append(function).append("(ARRAY[");
+    b.append(schema).append('.').append(function).append("(ARRAY[");
     for (int i = 0; i < bindings.size(); i++) {
       if (i > 0) {
         b.append(", ");
@@ -68,7 +74,7 @@ final class CheckLiteral {
       }
       b.append(bindings.get(i).token().value());
     }
-    return b.append("]::bigint[])").toString();
+    return b.append("]::bigint[])");
   }
 
   /** Appends {@code text} as an escape string constant: {@code E'...'}. */

@@ -17,13 +17,13 @@ import org.postgresql.util.ServerErrorMessage;
  * CarriedStatement}) or a {@code PreparedStatement} ({@link CarriedCheck}, which prepares the text
  * below as a statement of its own, the caller's parameters at their places): {@code execute} or
  * {@code executeQuery} of one query ({@code SELECT}, {@code WITH}, {@code VALUES}, {@code TABLE},
- * {@code SHOW}, {@code EXPLAIN}) runs as {@code <sql>\n;SELECT <schema>.check_tokens_if_written(
- * ARRAY[...]::text[], ARRAY[...]::bigint[])} in one round trip: one query message, or statements
- * before one Sync (the caller checked that no Sync can come between them, {@link SyncSplit}). The
- * server runs both as one implicit transaction, so a write the query hides (a view, an operator, a
- * function) is checked before that transaction commits, and a refusal rolls the whole of it back,
- * the read's hidden write included. A read that wrote nothing checks nothing, as at a {@code
- * COMMIT}.
+ * {@code SHOW}, {@code EXPLAIN}) runs as {@code <sql>\n;<the commit's check, literal>} ({@link
+ * CheckLiteral#ifWritten}: {@code check_one} behind the test that the read wrote) in one round
+ * trip: one query message, or statements before one Sync (the caller checked that no Sync can come
+ * between them, {@link SyncSplit}). The server runs both as one implicit transaction, so a write
+ * the query hides (a view, an operator, a function) is checked before that transaction commits, and
+ * a refusal rolls the whole of it back, the read's hidden write included. A read that wrote nothing
+ * checks nothing, as at a {@code COMMIT}.
  *
  * <p>The caller's statement comes first, so an error in it (position included) is the one it raises
  * unfenced, and the check never runs; a syntax error the server places at or after the end of the

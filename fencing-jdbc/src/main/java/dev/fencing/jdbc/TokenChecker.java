@@ -40,8 +40,7 @@ final class TokenChecker {
      * in for the test.
      */
     static Call ifWritten(String schema, String after) {
-      String written =
-          "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE ";
+      String written = CheckLiteral.IF_WRITTEN;
       return new Call(
           written + schema + ".check_tokens(?, ?) END" + after,
           written + schema + ".check_one(?, ?) END" + after);

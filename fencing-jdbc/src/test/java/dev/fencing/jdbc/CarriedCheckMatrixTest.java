@@ -48,8 +48,8 @@ import org.postgresql.jdbc.PreferQueryMode;
  * transaction. What the caller sees (return values, update counts, result sets, {@code
  * getMoreResults}, {@code getStatement()}, warnings, exceptions with their messages, the rows
  * committed) is the same as unfenced; and the round trips prove the check was carried: as many as
- * unfenced (one more for a fallback), in autocommit too except with {@code preferQueryMode=simple}
- * (one more: the COMMIT of the transaction block the check and the statement run in).
+ * unfenced (one more for a fallback), in autocommit too (with {@code preferQueryMode=simple} a
+ * prepared statement's rendered behind the check in one query message, {@link CarriedSimple}).
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class CarriedCheckMatrixTest {
@@ -79,7 +79,8 @@ class CarriedCheckMatrixTest {
 
   /**
    * An operation, and the round trips it takes fenced beyond unfenced: in a transaction, in
-   * autocommit.
+   * autocommit (a carried one: none, in every setting; {@code extraInAutocommit} counts only for
+   * the ones that fall back).
    */
   record Case(
       Operation op,
@@ -116,16 +117,6 @@ class CarriedCheckMatrixTest {
     Case(Operation op, int extraInTransaction, int extraInAutocommit) {
       this(op, extraInTransaction, extraInAutocommit, false);
     }
-
-    /**
-     * Whether pgjdbc sends the execution as query messages of their own under {@code mode}, each
-     * its own transaction in autocommit: a plain statement's unless the protocol is extended for
-     * all.
-     */
-    boolean simpleProtocol(PreferQueryMode mode) {
-      // a plain statement's text goes as one query message, one implicit transaction
-      return !plainStatement && mode == PreferQueryMode.SIMPLE;
-    }
   }
 
   private static final int UNCOUNTED = -1;
@@ -157,13 +148,12 @@ class CarriedCheckMatrixTest {
             .assertThat(seen.subList(1, seen.size()))
             .as(op.getKey())
             .isEqualTo(unfenced.subList(1, unfenced.size()));
-        // in autocommit, a carried execution is one implicit transaction (extended protocol)
+        // in autocommit, a carried execution is one implicit transaction (extended protocol; under
+        // simple a prepared statement's is one query message, CarriedSimple)
         int extra =
             !autoCommit
                 ? op.getValue().extraInTransaction()
-                : op.getValue().carried() && !op.getValue().simpleProtocol(mode)
-                    ? 0
-                    : op.getValue().extraInAutocommit();
+                : op.getValue().carried() ? 0 : op.getValue().extraInAutocommit();
         if (extra != UNCOUNTED) {
           softly
               .assertThat(Integer.parseInt(seen.get(0)))
@@ -349,13 +339,13 @@ class CarriedCheckMatrixTest {
             .isEqualTo("ZF001");
         List<String> sent = trips.sent();
         int statement = indexOf(sent, "m_hidden", "#+#");
-        // a prepared statement's under simple: the wrapper's transaction, the check bound
+        // the commit's check behind the read, literal (CheckLiteral.ifWritten): check_one behind
+        // the transaction-id test; a prepared statement's under simple: the wrapper's
+        // transaction, the commit's check (TokenChecker) bound
         int check =
             indexOf(
                 sent,
-                "check_tokens_if_written(ARRAY[E'" + zombie + "'",
-                "check_tokens_if_written(ARRAY[('" + zombie + "')",
-                // the commit's check (TokenChecker): check_one behind the transaction-id test
+                "IS NULL THEN NULL ELSE fencing.check_one(E'" + zombie + "', 5::bigint) END",
                 "IS NULL THEN NULL ELSE fencing.check_one(('" + zombie + "')");
         assertThat(statement).as("%s: %s", read.getKey(), sent).isNotNegative();
         assertThat(check)
@@ -486,14 +476,10 @@ class CarriedCheckMatrixTest {
               String first = rows(ps.executeQuery());
               ps.setInt(1, 3);
               return first + rows(ps.executeQuery()) + drain(ps);
-            },
-            2)); // simple: each execution its transaction block and COMMIT
+            }));
     ops.put(
         "read, an error with its position",
-        carried(
-            "SELECT ? + no_such_column",
-            ps -> ps.executeQuery(),
-            UNCOUNTED)); // simple: the rollbacks after the error depend on autosave
+        carried("SELECT ? + no_such_column", ps -> ps.executeQuery()));
     ops.put(
         "read, a parameter unset",
         carried(
@@ -502,8 +488,7 @@ class CarriedCheckMatrixTest {
               ps.clearParameters();
               ps.setInt(2, 1);
               return ps.executeQuery();
-            },
-            0)); // refused before anything is sent
+            })); // refused before anything is sent: then the long way, no round trip
     ops.put(
         "parameter types, executed twice",
         new Case(
@@ -1140,16 +1125,11 @@ class CarriedCheckMatrixTest {
         true);
   }
 
-  /** A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried. */
-  private static Case carried(String sql, PreparedBody body) {
-    return carried(sql, body, 1);
-  }
-
   /**
-   * As {@link #carried(String, PreparedBody)}, {@code extraInAutocommit} round trips more than
-   * unfenced where it cannot carry in autocommit ({@code simple}).
+   * A statement of {@code sql}, parameter 1 set to 7, run once by {@code body}: carried, as many
+   * round trips as unfenced in every setting.
    */
-  private static Case carried(String sql, PreparedBody body, int extraInAutocommit) {
+  private static Case carried(String sql, PreparedBody body) {
     return new Case(
         (c, seen) -> {
           try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -1162,7 +1142,7 @@ class CarriedCheckMatrixTest {
           }
         },
         0,
-        extraInAutocommit,
+        0,
         true);
   }
 }

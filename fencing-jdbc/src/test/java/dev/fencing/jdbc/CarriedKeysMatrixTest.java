@@ -241,7 +241,7 @@ class CarriedKeysMatrixTest {
                 }
                 return ps.executeUpdate() + " " + keys(ps);
               },
-              2));
+              1)); // simple, autocommit: the plain INSERT one query message (CarriedSimple)
       ops.put(
           "WITH ... INSERT, a comment at the end" + how,
           carried(
@@ -345,7 +345,8 @@ class CarriedKeysMatrixTest {
                 seen.add(ps.executeUpdate() + " " + keys(ps));
               }
             },
-            true));
+            true,
+            0)); // simple, autocommit: one query message, as a plain prepared statement's
     ops.put(
         "empty column indexes: a plain statement",
         new Case(
@@ -355,7 +356,8 @@ class CarriedKeysMatrixTest {
                 seen.add(ps.executeUpdate() + " " + keys(ps));
               }
             },
-            true));
+            true,
+            0)); // simple, autocommit: one query message, as a plain prepared statement's
     ops.put(
         "column indexes: refused by the driver, then a plain write (carried)",
         new Case(

@@ -1,0 +1,139 @@
+package dev.fencing.jdbc;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.BaseStatement;
+import org.postgresql.core.CachedQuery;
+import org.postgresql.core.ParameterList;
+import org.postgresql.core.Query;
+import org.postgresql.core.v3.SqlSerializationContext;
+
+/**
+ * A {@code PreparedStatement}'s execution in autocommit under {@code preferQueryMode=simple}, with
+ * the check in its round trip (issue 13). pgjdbc sends each statement of a prepared multi-statement
+ * query as a query message of its own (each its own implicit transaction), so the combined
+ * statement of {@link CarriedCheck} cannot carry there. Instead the caller's statement is rendered
+ * as pgjdbc sends it under {@code simple} ({@code Query.toString(parameters,
+ * SqlSerializationContext.of(standard_conforming_strings, false))}, the call of {@code
+ * QueryExecutorImpl.sendSimpleQuery}, on the driver's own query and parameters) and run as a plain
+ * {@code Statement}'s carried execution ({@link CarriedStatement}: {@code <check>;<text>}, or the
+ * read with the check behind it, {@link CheckedRead}): one query message, one implicit transaction,
+ * the text the server sees the driver's own behind the check. The plain statement (escape
+ * processing off, the caller's settings) then holds the results the caller sees.
+ *
+ * <p>Nothing is sent (the execution runs the long way) where the driver's query and parameters are
+ * not at hand, a parameter is unset (the driver's own error then), the driver's query is several
+ * statements, or the rendered text holds a {@code ;} (a parameter's value, say) before its end.
+ */
+final class CarriedSimple {
+  private static final @Nullable Field QUERY = field("preparedQuery");
+  private static final @Nullable Field PARAMETERS = field("preparedParameters");
+
+  private final Connection connection;
+  private final PreparedStatement raw;
+  private @Nullable Statement plain;
+
+  CarriedSimple(Connection connection, PreparedStatement raw) {
+    this.connection = connection;
+    this.raw = raw;
+  }
+
+  /** Whether the driver's query and parameters can be read at all. */
+  static boolean available() {
+    return QUERY != null && PARAMETERS != null;
+  }
+
+  /**
+   * The carrier of {@code name} on the plain statement, for the caller's statement rendered as
+   * pgjdbc would send it; null if it cannot be (nothing sent).
+   */
+  @Nullable Carrier carrier(String name) throws SQLException {
+    String text = rendered();
+    if (text == null) {
+      return null;
+    }
+    return CarriedStatement.of(statement(), name, new Object[] {text});
+  }
+
+  /** The plain statement that sends it, with the caller's settings. */
+  Statement statement() throws SQLException {
+    Statement s = plain;
+    if (s == null) {
+      s = connection.createStatement();
+      s.setEscapeProcessing(false); // the text is the driver's, escapes already replaced
+      plain = s;
+    }
+    s.setMaxRows(raw.getMaxRows());
+    s.setQueryTimeout(raw.getQueryTimeout());
+    s.setMaxFieldSize(raw.getMaxFieldSize());
+    s.setFetchDirection(raw.getFetchDirection());
+    return s;
+  }
+
+  /** The plain statement, if one was made (closed with the caller's). */
+  @Nullable Statement made() {
+    return plain;
+  }
+
+  private @Nullable String rendered() throws SQLException {
+    Field q = QUERY;
+    Field p = PARAMETERS;
+    if (q == null
+        || p == null
+        || !raw.isWrapperFor(BaseStatement.class)
+        || !connection.isWrapperFor(BaseConnection.class)) {
+      return null;
+    }
+    Object pg = raw.unwrap(BaseStatement.class);
+    if (!q.getDeclaringClass().isInstance(pg)) {
+      return null;
+    }
+    Query query;
+    ParameterList parameters;
+    try {
+      query = ((CachedQuery) q.get(pg)).query;
+      parameters = (ParameterList) p.get(pg);
+    } catch (IllegalAccessException | RuntimeException e) {
+      return null;
+    }
+    if (query.getSubqueries() != null || !allSet(parameters)) {
+      return null;
+    }
+    BaseConnection driver = connection.unwrap(BaseConnection.class);
+    String text =
+        query.toString(
+            parameters, SqlSerializationContext.of(driver.getStandardConformingStrings(), false));
+    return CarriedCheck.oneStatement(text) ? text : null;
+  }
+
+  /** The driver's own test before it sends anything ({@code checkAllParametersSet}). */
+  private static boolean allSet(ParameterList parameters) {
+    try {
+      Method check = parameters.getClass().getMethod("checkAllParametersSet");
+      check.setAccessible(true);
+      check.invoke(parameters);
+      return true;
+    } catch (InvocationTargetException e) {
+      return false; // a parameter unset: the driver's own execution reports it
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static @Nullable Field field(String name) {
+    try {
+      Field f = Class.forName("org.postgresql.jdbc.PgPreparedStatement").getDeclaredField(name);
+      f.setAccessible(true);
+      return f;
+    } catch (ClassNotFoundException | NoSuchFieldException | LinkageError | RuntimeException e) {
+      return null;
+    }
+  }
+}

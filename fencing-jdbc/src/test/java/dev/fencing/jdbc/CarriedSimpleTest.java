@@ -1,0 +1,155 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.exec;
+import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.MatrixFixture.rows;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.testing.RoundTrips;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.jdbc.AutoSave;
+import org.postgresql.jdbc.PreferQueryMode;
+
+/**
+ * A {@code PreparedStatement}'s execution in autocommit with {@code preferQueryMode=simple} carries
+ * the check in one query message ({@link CarriedSimple}): one round trip, one implicit transaction
+ * (the write sees the check's lock still held), a zombie refused with nothing written and the
+ * refusal recorded. {@link CarriedCheckMatrixTest} shows the results identical to unfenced.
+ */
+@SuppressWarnings("try") // scopes are opened for their effect on the thread
+class CarriedSimpleTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static DataSource plain;
+
+  @BeforeAll
+  static void schema() throws SQLException {
+    FencingTestSupport.migrate(db);
+    plain = db.dataSource();
+    exec(plain, "CREATE TABLE simple_rows (id serial PRIMARY KEY, v int NOT NULL)");
+    exec(
+        plain,
+        "CREATE FUNCTION simple_add(p int) RETURNS int LANGUAGE sql"
+            + " AS 'INSERT INTO simple_rows (v) VALUES (p) RETURNING p * 2'");
+    exec(plain, "CREATE VIEW simple_hidden AS SELECT simple_add(3) AS r");
+  }
+
+  private static DataSource simple() {
+    return FencedDataSource.wrap(
+        MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE));
+  }
+
+  /** The write runs in the check's implicit transaction: it sees the check's share lock held. */
+  @Test
+  void theWriteAndItsCheckAreOneQueryMessageAndOneTransaction() throws Exception {
+    String resource = "simple-local-" + System.nanoTime();
+    exec(plain, "TRUNCATE simple_rows RESTART IDENTITY");
+    try (LeaseClient client = LeaseClient.builder(plain).holder("simple").build()) {
+      Lease lease = client.tryAcquire(resource, FencingTestSupport.LONG_TTL).orElseThrow();
+      try (FencingScope scope = Fencing.bind(lease);
+          Connection c = simple().getConnection();
+          RoundTrips trips = new RoundTrips();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO simple_rows (v) SELECT count(*)::int + ? FROM pg_locks"
+                      + " WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+                      + " AND mode = 'ShareLock'")) {
+        assertThat(c.getAutoCommit()).isTrue();
+        for (int i = 0; i < 2; i++) {
+          ps.setInt(1, 10 * i);
+          trips.reset();
+          assertThat(ps.executeUpdate()).isEqualTo(1);
+          assertOneQueryMessage(trips, "check_one(E'" + resource + "'", "INSERT INTO simple_rows");
+          assertThat(c.getAutoCommit()).isTrue();
+        }
+      }
+    }
+    assertThat(rowsOf()).as("the check's lock held by the write").isEqualTo("[(v=1)(v=11)]");
+  }
+
+  /**
+   * A zombie's prepared writes and hidden-write read under every default isolation level: each
+   * refused (ZF001) in one query message with its check, nothing written, every refusal recorded.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      ints = {
+        Connection.TRANSACTION_READ_COMMITTED,
+        Connection.TRANSACTION_REPEATABLE_READ,
+        Connection.TRANSACTION_SERIALIZABLE
+      })
+  void aZombieIsRefusedInOneQueryMessageAndNothingIsWritten(int isolation) throws Exception {
+    String zombie = externalResource(plain, "simple-zombie-" + isolation, 6);
+    exec(plain, "TRUNCATE simple_rows RESTART IDENTITY");
+    Map<String, PreparedCall> writes = new LinkedHashMap<>();
+    writes.put("executeUpdate", ps -> ps.executeUpdate());
+    writes.put("execute", ps -> ps.execute());
+    writes.put("executeLargeUpdate", ps -> ps.executeLargeUpdate());
+    Map<String, String> sql = new LinkedHashMap<>();
+    sql.put("executeUpdate", "INSERT INTO simple_rows (v) VALUES (?)");
+    sql.put("execute", "INSERT INTO simple_rows (v) VALUES (?)");
+    sql.put("executeLargeUpdate", "INSERT INTO simple_rows (v) VALUES (?)");
+    writes.put("executeQuery RETURNING", ps -> rows(ps.executeQuery()));
+    sql.put("executeQuery RETURNING", "INSERT INTO simple_rows (v) VALUES (?) RETURNING v");
+    writes.put("executeQuery of a view that writes", ps -> rows(ps.executeQuery()));
+    sql.put("executeQuery of a view that writes", "SELECT r + ? AS r FROM simple_hidden");
+    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+        Connection c = simple().getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      c.setTransactionIsolation(isolation);
+      for (Map.Entry<String, PreparedCall> write : writes.entrySet()) {
+        try (PreparedStatement ps = c.prepareStatement(sql.get(write.getKey()))) {
+          ps.setInt(1, 5);
+          trips.reset();
+          MatrixFixture.assertRefusedAsStale(() -> write.getValue().run(ps));
+          assertOneQueryMessage(trips, "fencing.check_one(E'" + zombie + "'", "simple_");
+        }
+        assertThat(c.getAutoCommit()).isTrue();
+      }
+    }
+    assertThat(rowsOf()).as("nothing of the zombie written").isEqualTo("[]");
+    assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
+        .as("every refusal recorded")
+        .isEqualTo(writes.size());
+  }
+
+  @FunctionalInterface
+  private interface PreparedCall {
+    Object run(PreparedStatement ps) throws SQLException;
+  }
+
+  /**
+   * One round trip, whose one query message holds the check and the statement (and a refusal's
+   * recording, a round trip of its own after it).
+   */
+  private static void assertOneQueryMessage(RoundTrips trips, String check, String statement) {
+    List<String> sent = trips.sent();
+    long recordings = sent.stream().filter(m -> m.contains(".record_rejection(")).count();
+    assertThat(trips.count()).as("one round trip: %s", sent).isEqualTo(1 + recordings);
+    assertThat(sent)
+        .as("one query message with the check and the statement: %s", sent)
+        .filteredOn(m -> !m.contains(".record_rejection("))
+        .singleElement()
+        .satisfies(
+            m -> assertThat(m).contains("FE=> SimpleQuery").contains(check).contains(statement));
+  }
+
+  private static String rowsOf() throws SQLException {
+    try (Connection c = plain.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT v FROM simple_rows ORDER BY id")) {
+      return rows(ps.executeQuery());
+    }
+  }
+}
