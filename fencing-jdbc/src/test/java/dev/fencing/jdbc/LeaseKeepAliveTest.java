@@ -15,8 +15,14 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -32,6 +38,9 @@ class LeaseKeepAliveTest {
 
   private final List<LeaseClient> clients = new ArrayList<>();
   private final List<Call> calls = new CopyOnWriteArrayList<>();
+
+  /** The threads that tried to renew while the database was unreachable, or reported a loss. */
+  private final Set<Thread> keepAliveThreads = ConcurrentHashMap.newKeySet();
 
   /** One call of the listener, and the thread it ran on. */
   record Call(Lease lease, @Nullable Throwable cause, String thread, boolean daemon, long nanos) {}
@@ -106,25 +115,44 @@ class LeaseKeepAliveTest {
   }
 
   @Test
-  void aLeaseTheKeepAliveCannotRenewIsLostAtItsExpiry() throws SQLException {
+  void aLeaseTheKeepAliveCannotRenewIsLostAtItsExpiry() throws Exception {
+    // The client's clock stands still until moved here; the keep-alive's ticks run in real time.
+    AtomicLong clock = new AtomicLong(System.nanoTime());
     AtomicBoolean down = new AtomicBoolean();
-    Duration ttl = ttl(600);
-    long start = System.nanoTime();
-    Lease lease =
-        keepAliveClient(failingWhen(down, db.dataSource())).tryAcquire("outage", ttl).orElseThrow();
+    Semaphore refusals = new Semaphore(0);
+    Duration ttl = ttl(600); // renewals every 200 ms (real time), expiry by the client's clock
+    LeaseClient client =
+        keepAliveClient(failingWhen(down, refusals, db.dataSource()), 1.0 / 3, clock::get);
+    Lease lease = client.tryAcquire("outage", ttl).orElseThrow();
 
     down.set(true);
+    // Two renewals refused: the first failure was handled, and the tick after it checked the
+    // expiry (the client's clock has not moved since the acquisition) before renewing again.
+    assertThat(refusals.tryAcquire(2, FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .as("two renewals tried while the database is unreachable (a hang guard)")
+        .isTrue();
+    assertThat(calls).as("no loss reported before the ttl passed on the client's clock").isEmpty();
+    assertThat(lease.isLost()).isFalse();
 
-    await().atMost(FencingTestSupport.PATIENCE).until(() -> !calls.isEmpty());
+    // The expiry is reckoned from before the acquisition's query: at most the ttl after it.
+    clock.addAndGet(ttl.toNanos());
+    await().atMost(FencingTestSupport.PATIENCE).until(() -> !calls.isEmpty()); // a hang guard
+    // A keep-alive that went on after reporting would tick again within a renew period (200 ms)
     await()
         .during(Duration.ofMillis(500))
         .atMost(FencingTestSupport.PATIENCE) // a hang guard; no second call for 500 ms
         .until(() -> calls.size() == 1);
+    // No keep-alive tick left to run: the client's scheduler is shut down and every thread that
+    // renewed or reported this lease has ended; then the reports are counted.
+    client.close();
+    for (Thread t : keepAliveThreads) {
+      t.join(FencingTestSupport.PATIENCE.toMillis()); // a hang guard
+      assertThat(t.isAlive()).as("%s ended after the client closed", t.getName()).isFalse();
+    }
+    assertThat(calls).as("the loss is reported exactly once").hasSize(1);
     Call call = calls.get(0);
     assertThat(call.lease()).isSameAs(lease);
     assertThat(call.cause()).isInstanceOf(SQLException.class).hasMessageContaining("refused");
-    // not at the first failed renewal (after 200 ms), only once the lease ran out
-    assertThat(Duration.ofNanos(call.nanos() - start)).isGreaterThan(ttl.minusMillis(100));
     assertThat(lease.isLost()).isTrue();
   }
 
@@ -171,20 +199,28 @@ class LeaseKeepAliveTest {
   }
 
   private LeaseClient keepAliveClient(DataSource dataSource, double renewFraction) {
+    return keepAliveClient(dataSource, renewFraction, System::nanoTime);
+  }
+
+  private LeaseClient keepAliveClient(
+      DataSource dataSource, double renewFraction, LongSupplier nanoTime) {
     return track(
         builder(dataSource)
+            .nanoTime(nanoTime)
             .holder("kept")
             .keepAlive(true)
             .renewFraction(renewFraction)
             .listener(
-                (lease, cause) ->
-                    calls.add(
-                        new Call(
-                            lease,
-                            cause,
-                            Thread.currentThread().getName(),
-                            Thread.currentThread().isDaemon(),
-                            System.nanoTime())))
+                (lease, cause) -> {
+                  keepAliveThreads.add(Thread.currentThread());
+                  calls.add(
+                      new Call(
+                          lease,
+                          cause,
+                          Thread.currentThread().getName(),
+                          Thread.currentThread().isDaemon(),
+                          System.nanoTime()));
+                })
             .build());
   }
 
@@ -233,14 +269,19 @@ class LeaseKeepAliveTest {
     }
   }
 
-  /** {@code dataSource}, refusing connections while {@code down} is set. */
-  private static DataSource failingWhen(AtomicBoolean down, DataSource dataSource) {
+  /**
+   * {@code dataSource}, refusing connections while {@code down} is set; each refusal releases a
+   * permit of {@code refusals} and its thread is kept in {@link #keepAliveThreads}.
+   */
+  private DataSource failingWhen(AtomicBoolean down, Semaphore refusals, DataSource dataSource) {
     Object proxy =
         Proxy.newProxyInstance(
             DataSource.class.getClassLoader(),
             new Class<?>[] {DataSource.class},
             (self, method, args) -> {
               if (down.get() && method.getName().equals("getConnection")) {
+                keepAliveThreads.add(Thread.currentThread());
+                refusals.release();
                 throw new SQLException("Connection to 127.0.0.1:5432 refused (test)", "08001");
               }
               try {

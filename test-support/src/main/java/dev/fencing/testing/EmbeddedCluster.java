@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +79,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     try {
       cluster.launch(0);
     } catch (RuntimeException e) {
-      deleteRecursively(directory);
+      Processes.deleteRecursively(directory);
       throw e;
     }
     Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
@@ -189,7 +188,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     if (running != null) {
       closeQuietly(running);
     }
-    deleteRecursively(directory);
+    Processes.deleteRecursively(directory);
     try {
       Runtime.getRuntime().removeShutdownHook(shutdownHook);
     } catch (IllegalStateException e) {
@@ -300,20 +299,6 @@ public final class EmbeddedCluster implements AutoCloseable {
       instance.close();
     } catch (IOException | RuntimeException e) {
       LOG.warn("Could not close the embedded PostgreSQL instance", e);
-    }
-  }
-
-  private static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      List<Path> all = paths.sorted(Comparator.reverseOrder()).toList();
-      for (Path path : all) {
-        Files.deleteIfExists(path);
-      }
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("Could not delete {} completely", root, e);
     }
   }
 }

@@ -7,15 +7,21 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -130,17 +136,83 @@ public final class Processes {
     }
   }
 
-  /** Deletes a temporary folder, best effort: what cannot be deleted is logged, not thrown. */
+  /**
+   * Deletes a temporary folder, best effort: every file and folder is tried, one that cannot be
+   * deleted does not stop the others, and what is left is logged once (WARN), not thrown.
+   */
   static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
+    deleteRecursively(root, Files::deleteIfExists);
+  }
+
+  /** One path deleted (a folder once empty), for {@link #deleteRecursively(Path, Deletion)}. */
+  @FunctionalInterface
+  interface Deletion {
+    void delete(Path path) throws IOException;
+  }
+
+  /**
+   * {@link #deleteRecursively(Path)} with {@code deletion} deleting each path (tests make it fail).
+   *
+   * @return what could not be deleted (or read), each with why; empty if {@code root} is gone
+   */
+  static List<String> deleteRecursively(Path root, Deletion deletion) {
+    List<String> failures = new ArrayList<>();
+    List<Path> failed = new ArrayList<>();
+    try {
+      Files.walkFileTree(
+          root,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
+              delete(file);
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) {
+              if (!(e instanceof NoSuchFileException)) { // gone already: nothing to delete
+                fail(file, e);
+              }
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path directory, @Nullable IOException e) {
+              if (e != null) {
+                fail(directory, e); // not all of it was listed; try to delete it all the same
+              }
+              delete(directory);
+              return FileVisitResult.CONTINUE;
+            }
+
+            private void delete(Path path) {
+              try {
+                deletion.delete(path);
+              } catch (DirectoryNotEmptyException e) {
+                // what is left in it is reported already, unless something appeared meanwhile
+                if (failed.stream().noneMatch(f -> f.startsWith(path))) {
+                  fail(path, e);
+                }
+              } catch (IOException | RuntimeException e) {
+                fail(path, e);
+              }
+            }
+
+            private void fail(Path path, Exception e) {
+              failed.add(path);
+              failures.add(path + " (" + e + ")");
+            }
+          });
+    } catch (IOException | RuntimeException e) {
+      failures.add(root + " (" + e + ")");
     }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("could not delete {} completely", root, e);
+    if (!failures.isEmpty()) {
+      LOG.warn(
+          "could not delete {} completely; {} left: {}",
+          root,
+          failures.size(),
+          String.join(", ", failures));
     }
+    return failures;
   }
 }
