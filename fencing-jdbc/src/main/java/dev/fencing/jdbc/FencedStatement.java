@@ -2,10 +2,15 @@ package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * A statement of a {@link FencedConnection}: hands every {@code execute*} (including batches) to
@@ -147,6 +152,12 @@ final class FencedStatement implements InvocationHandler {
           }
         }
         return Delegation.invoke(raw, method, args);
+      case "getMetaData":
+      case "getParameterMetaData":
+        if (raw instanceof PreparedStatement) {
+          return describe(method, args);
+        }
+        return Delegation.invoke(raw, method, args);
       case "getConnection":
         return connection.proxy();
       case "unwrap":
@@ -170,6 +181,37 @@ final class FencedStatement implements InvocationHandler {
         }
         return result;
     }
+  }
+
+  /**
+   * {@code getMetaData} or {@code getParameterMetaData} of a prepared statement. After a carried
+   * execution its open result set is the carrier's: its metadata, as the driver reads that of its
+   * own open result set (no round trip, nothing run). Otherwise, under {@code
+   * preferQueryMode=simple}, pgjdbc cannot describe a statement and runs it instead, as a simple
+   * query with its parameters (assertions disabled; with them, an AssertionError): an execution,
+   * fenced as one.
+   */
+  private @Nullable Object describe(Method method, Object @Nullable [] args) throws Throwable {
+    CarriedCheck c = carrier;
+    if (method.getName().equals("getMetaData") && c != null && c.current() != raw) {
+      ResultSet open = c.current().getResultSet();
+      if (open != null && !open.isClosed()) {
+        return open.getMetaData();
+      }
+    }
+    Connection driver = connection.raw();
+    if (!driver.isWrapperFor(BaseConnection.class)
+        || driver.unwrap(BaseConnection.class).getPreferQueryMode() != PreferQueryMode.SIMPLE) {
+      return Delegation.invoke(raw, method, args); // described, not run
+    }
+    String sql = preparedSql != null ? preparedSql : "";
+    List<TableGuards.Guard> guards = connection.guards().targets(sql);
+    return connection.execute(
+        kindOf(null, false),
+        guards,
+        !guards.isEmpty() && !TableGuards.announced(guards),
+        () -> Delegation.invoke(raw, method, args),
+        null);
   }
 
   private String sqlOf(Object @Nullable [] args, boolean isBatch) {
