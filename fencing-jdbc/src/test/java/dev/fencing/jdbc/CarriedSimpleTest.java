@@ -44,6 +44,7 @@ class CarriedSimpleTest {
         "CREATE FUNCTION simple_add(p int) RETURNS int LANGUAGE sql"
             + " AS 'INSERT INTO simple_rows (v) VALUES (p) RETURNING p * 2'");
     exec(plain, "CREATE VIEW simple_hidden AS SELECT simple_add(3) AS r");
+    exec(plain, "CREATE TABLE simple_texts (id serial PRIMARY KEY, t text NOT NULL)");
   }
 
   private static DataSource simple() {
@@ -123,6 +124,96 @@ class CarriedSimpleTest {
     assertThat(FencingTestSupport.rejections(plain, zombie, "stale_token"))
         .as("every refusal recorded")
         .isEqualTo(writes.size());
+  }
+
+  /**
+   * The text behind the check is exactly the one pgjdbc sends unfenced, with quotes and backslashes
+   * in a parameter, under standard_conforming_strings on and off: the same query message after
+   * {@code <check>;}, the same row stored, the same warnings. A value with a {@code ;} is not
+   * carried (the long way): the same row stored, and a zombie's refused with nothing written.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"on", "off"})
+  void theTextBehindTheCheckIsTheDriversOwn(String scs) throws Exception {
+    String resource = externalResource(plain, "simple-text-" + scs, 5);
+    String zombie = externalResource(plain, "simple-text-zombie-" + scs, 6);
+    String insert = "INSERT INTO simple_texts (t) VALUES (?)";
+    for (String value : new String[] {"it's a \\ back\\slash \\' and ''", "semi;colon \\';"}) {
+      exec(plain, "TRUNCATE simple_texts RESTART IDENTITY");
+      String unfencedText;
+      String unfencedWarnings;
+      try (Connection c =
+              MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE)
+                  .getConnection();
+          RoundTrips trips = new RoundTrips();
+          PreparedStatement ps = c.prepareStatement(insert)) {
+        c.createStatement().execute("SET standard_conforming_strings = " + scs);
+        ps.setString(1, value);
+        trips.reset();
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+        unfencedText = queryOf(trips.sent().get(0));
+        unfencedWarnings = warnings(ps);
+      }
+      String fencedText;
+      String fencedWarnings;
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
+          Connection c = simple().getConnection();
+          RoundTrips trips = new RoundTrips();
+          PreparedStatement ps = c.prepareStatement(insert)) {
+        c.createStatement().execute("SET standard_conforming_strings = " + scs);
+        ps.setString(1, value);
+        trips.reset();
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+        fencedText =
+            trips.sent().stream()
+                .filter(m -> m.contains("simple_texts"))
+                .map(CarriedSimpleTest::queryOf)
+                .findFirst()
+                .orElseThrow();
+        fencedWarnings = warnings(ps);
+      }
+      if (value.contains(";")) {
+        assertThat(fencedText).as("not carried: the driver's own text").isEqualTo(unfencedText);
+      } else {
+        assertThat(fencedText)
+            .as("the check, then the driver's own text")
+            .startsWith("SELECT fencing.check_one(E'" + resource + "'")
+            .endsWith(";" + unfencedText);
+      }
+      assertThat(fencedWarnings).as("warnings").isEqualTo(unfencedWarnings);
+      try (Connection c = plain.getConnection();
+          PreparedStatement ps = c.prepareStatement("SELECT t FROM simple_texts ORDER BY id")) {
+        assertThat(rows(ps.executeQuery()))
+            .as("stored as unfenced")
+            .isEqualTo("[(t=" + value + ")(t=" + value + ")]");
+      }
+      try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
+          Connection c = simple().getConnection();
+          PreparedStatement ps = c.prepareStatement(insert)) {
+        c.createStatement().execute("SET standard_conforming_strings = " + scs);
+        ps.setString(1, value);
+        MatrixFixture.assertRefusedAsStale(ps::executeUpdate);
+      }
+      assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM simple_texts"))
+          .as("nothing of the zombie written")
+          .isEqualTo(2);
+    }
+  }
+
+  /** The text of a logged query message ({@code FE=> SimpleQuery(query="...")}). */
+  private static String queryOf(String message) {
+    String start = "SimpleQuery(query=\"";
+    int from = message.indexOf(start);
+    assertThat(from).as("a simple query: %s", message).isNotNegative();
+    return message.substring(from + start.length(), message.lastIndexOf("\")"));
+  }
+
+  private static String warnings(PreparedStatement ps) throws SQLException {
+    StringBuilder b = new StringBuilder();
+    for (java.sql.SQLWarning w = ps.getWarnings(); w != null; w = w.getNextWarning()) {
+      b.append(w.getSQLState()).append(' ').append(w.getMessage()).append('|');
+    }
+    return b.toString();
   }
 
   @FunctionalInterface
