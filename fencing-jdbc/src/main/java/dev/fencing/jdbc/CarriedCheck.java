@@ -7,15 +7,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
-import org.postgresql.core.BaseConnection;
 import org.postgresql.jdbc.PreferQueryMode;
-import org.postgresql.util.PSQLException;
-import org.postgresql.util.PSQLState;
 
 /**
  * Issue 13, no extra round trip: the check of a transaction's first write travels with the write.
@@ -29,8 +24,10 @@ import org.postgresql.util.PSQLState;
  * for the call made.
  *
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
- * records its parameters (index, setter, arguments) for the replay, and knows which of the two
- * statements executed last, whose results the caller sees.
+ * decides which execution carries and how, records its parameters (index, setter, arguments) for
+ * the replay, and knows which statement executed last, whose results the caller sees. The combined
+ * statements are prepared and executed by {@link CarriedCombined}, a read in autocommit with the
+ * commit's check behind it by {@link CarriedRead}.
  *
  * <p>In autocommit under {@code preferQueryMode=simple}, where pgjdbc would send the combined
  * statement as two query messages (two implicit transactions), the statement is rendered as pgjdbc
@@ -57,12 +54,10 @@ final class CarriedCheck {
   private final String sql;
   // the columns of a statement prepared for generated keys (CarriedKeys), else null
   private final String @Nullable [] keyColumns;
-  // the generated keys of the combined statement's last execution
-  private @Nullable ResultSet keys;
   private final RecordedParameters params = new RecordedParameters();
   private boolean stopped;
-  // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once
-  private final Map<String, PreparedStatement> combined = new HashMap<>(2);
+  // the combined statements, by the check's text, and their execution
+  private final CarriedCombined combined;
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
   // a read in autocommit with the commit's check (literal) behind it
@@ -77,8 +72,9 @@ final class CarriedCheck {
     this.sql = sql;
     this.keyColumns = keyColumns;
     this.current = raw;
+    this.combined = new CarriedCombined(connection, this, raw, sql, keyColumns);
     this.read = new CarriedRead(connection, this, sql);
-    this.simple = new CarriedSimple(connection, raw);
+    this.simple = new CarriedSimple(connection, this, raw);
   }
 
   /**
@@ -171,6 +167,19 @@ final class CarriedCheck {
     stopped = true;
   }
 
+  /** Whether no execution carries the check any more ({@link #stopCarrying}). */
+  boolean stopped() {
+    return stopped;
+  }
+
+  /**
+   * The execution under way sent nothing (the driver refused it first): the driver's statement is
+   * the current one again, its results as they were.
+   */
+  void nothingSent() {
+    current = raw;
+  }
+
   /** The driver's statement executes now (not carrying the check). */
   void executingRaw() throws SQLException {
     switchTo(raw);
@@ -199,55 +208,10 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
-    if (columns == null && simpleInAutocommit()) {
-      Carrier plain = onPlain(simple.carrier(name));
-      return plain == null ? null : sent(plain.call(check));
+    if (columns == null && simple.inAutocommit()) {
+      return simple.run(name, check);
     }
-    PreparedStatement c = combined(check.sql());
-    if (c == null) {
-      return null;
-    }
-    boolean update =
-        columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
-    keys = null; // the driver closes them at the next execution
-    prepare(c, 2);
-    c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
-    c.setObject(2, check.second());
-    // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
-    if (update) {
-      c.setMaxRows(1);
-    }
-    try {
-      c.execute();
-    } catch (PSQLException e) {
-      if (e.getServerErrorMessage() == null
-          && PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())) {
-        current = raw; // a parameter unset: refused before anything was sent
-        return null;
-      }
-      throw e;
-    }
-    Object advanced = null;
-    // with generated keys, each statement's rows and then its count; the check's row the "keys"
-    try (ResultSet checkRow = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
-      if (checkRow != null && checkRow.next()) {
-        int n = checkRow.getInt(1); // the check's integer (getObject looks its type up per call)
-        advanced = checkRow.wasNull() ? null : n;
-      }
-    }
-    boolean isResultSet;
-    if (columns == null) {
-      isResultSet = c.getMoreResults();
-    } else {
-      // past the check's count: the statement's RETURNING rows, kept as its generated keys, then
-      // its count, where the driver's own statement leaves the caller (execute() is false)
-      if (c.getMoreResults(Statement.KEEP_CURRENT_RESULT)) {
-        keys = c.getResultSet();
-        c.getMoreResults(Statement.KEEP_CURRENT_RESULT);
-      }
-      isResultSet = c.getResultSet() != null;
-    }
-    return new Carrier.Carried(DriverResult.of(name, c, isResultSet), advanced);
+    return combined.run(name, check);
   }
 
   /**
@@ -277,67 +241,10 @@ final class CarriedCheck {
     if (keyColumns != null || raw.getFetchSize() != 0 || !CheckedRead.carries(raw, name, sql)) {
       return null;
     }
-    if (simpleInAutocommit()) {
-      Carrier plain = onPlain(simple.carrier(name));
-      return plain == null ? null : sent(plain.callRead(check));
+    if (simple.inAutocommit()) {
+      return simple.runRead(name, check);
     }
     return read.run(name, check);
-  }
-
-  /**
-   * Whether this execution runs in autocommit under {@code preferQueryMode=simple}: carried on a
-   * plain statement as one query message ({@link CarriedSimple}).
-   */
-  private boolean simpleInAutocommit() throws SQLException {
-    return connection.getAutoCommit()
-        && connection.isWrapperFor(BaseConnection.class)
-        && connection.unwrap(BaseConnection.class).getPreferQueryMode() == PreferQueryMode.SIMPLE;
-  }
-
-  /**
-   * The plain statement executes now ({@link CarriedSimple}), if {@code plain} is its carrier: the
-   * earlier results closed, as at the driver's next execution.
-   */
-  private @Nullable Carrier onPlain(@Nullable Carrier plain) throws SQLException {
-    Statement s = simple.made();
-    if (plain != null && s != null) {
-      switchTo(s);
-    }
-    return plain;
-  }
-
-  /** What the plain statement's execution returned; if nothing was sent, the driver's again. */
-  private Carrier.@Nullable Carried sent(Carrier.@Nullable Carried carried) throws SQLException {
-    Statement s = simple.made();
-    if (carried == null && s != null) {
-      leave(s);
-    }
-    return carried;
-  }
-
-  /**
-   * The combined statement of {@code checkSql}, prepared once (no round trip: pgjdbc parses it on
-   * the client); null if the statement is never carried.
-   */
-  private @Nullable PreparedStatement combined(String checkSql) throws SQLException {
-    PreparedStatement c = combined.get(checkSql);
-    if (c == null && !stopped) {
-      String[] columns = keyColumns;
-      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
-      if (carried == null) {
-        stopped = true; // pgjdbc appends no RETURNING to it: never carried
-        return null;
-      }
-      // no space after the ";": the statement's text, and an error's position in it, as unfenced
-      c = connection.prepareStatement(checkSql + ";" + carried);
-      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
-        c.close();
-        stopped = true;
-        return null;
-      }
-      combined.put(checkSql, c);
-    }
-    return c;
   }
 
   /**
@@ -367,7 +274,7 @@ final class CarriedCheck {
         try {
           // the combined statement this execution will use: in autocommit every bound token is
           // checked (the transaction is new), so the check's form follows their number
-          PreparedStatement c = combined(checkSql.apply(tokens));
+          PreparedStatement c = combined.statement(checkSql.apply(tokens));
           return c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c));
         } catch (SQLException e) {
           return true;
@@ -385,23 +292,26 @@ final class CarriedCheck {
       return raw.getGeneratedKeys();
     }
     PreparedStatement c = (PreparedStatement) current;
-    ResultSet k = keys;
+    ResultSet k = combined.keys();
     return k != null ? k : c.getGeneratedKeys();
   }
 
-  /** As the driver closes a statement's results (and generated keys) when it executes again. */
-  private void switchTo(Statement next) throws SQLException {
+  /**
+   * {@code next} executes now: the current statement's results (and generated keys) closed, as the
+   * driver closes them when it executes again.
+   */
+  void switchTo(Statement next) throws SQLException {
     if (current != next) {
       ResultSet open = current.getResultSet();
       if (open != null) {
         open.close();
       }
       if (keyColumns != null) {
-        ResultSet k = current == raw ? raw.getGeneratedKeys() : keys;
+        ResultSet k = current == raw ? raw.getGeneratedKeys() : combined.keys();
         if (k != null) {
           k.close();
         }
-        keys = null;
+        combined.keysClosed();
       }
       current = next;
     }
@@ -409,7 +319,7 @@ final class CarriedCheck {
 
   void close() throws SQLException {
     SQLException failed = null;
-    List<PreparedStatement> all = new ArrayList<>(combined.values());
+    List<PreparedStatement> all = new ArrayList<>(combined.statements());
     PreparedStatement t = read.statement();
     if (t != null) {
       all.add(t);
@@ -436,7 +346,7 @@ final class CarriedCheck {
   }
 
   void cancel() throws SQLException {
-    for (PreparedStatement c : combined.values()) {
+    for (PreparedStatement c : combined.statements()) {
       c.cancel(); // the driver's cancel of an idle statement does nothing
     }
     PreparedStatement t = read.statement();

@@ -14,6 +14,7 @@ import org.postgresql.core.CachedQuery;
 import org.postgresql.core.ParameterList;
 import org.postgresql.core.Query;
 import org.postgresql.core.v3.SqlSerializationContext;
+import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * A {@code PreparedStatement}'s execution in autocommit under {@code preferQueryMode=simple}, with
@@ -37,11 +38,13 @@ final class CarriedSimple {
   private static final @Nullable Field PARAMETERS = field("preparedParameters");
 
   private final Connection connection;
+  private final CarriedCheck owner;
   private final PreparedStatement raw;
   private @Nullable Statement plain;
 
-  CarriedSimple(Connection connection, PreparedStatement raw) {
+  CarriedSimple(Connection connection, CarriedCheck owner, PreparedStatement raw) {
     this.connection = connection;
+    this.owner = owner;
     this.raw = raw;
   }
 
@@ -51,10 +54,53 @@ final class CarriedSimple {
   }
 
   /**
+   * Whether this execution runs in autocommit under {@code preferQueryMode=simple}: carried here,
+   * on the plain statement as one query message.
+   */
+  boolean inAutocommit() throws SQLException {
+    return connection.getAutoCommit()
+        && connection.isWrapperFor(BaseConnection.class)
+        && connection.unwrap(BaseConnection.class).getPreferQueryMode() == PreferQueryMode.SIMPLE;
+  }
+
+  /** Runs {@code name} with {@code check} in front of it on the plain statement; null if unsent. */
+  Carrier.@Nullable Carried run(String name, CheckArguments check) throws SQLException {
+    Carrier carrier = onPlain(carrier(name));
+    return carrier == null ? null : sent(carrier.call(check));
+  }
+
+  /** Runs the read {@code name} with {@code check} behind it on the plain statement, or null. */
+  Carrier.@Nullable Carried runRead(String name, String check) throws SQLException {
+    Carrier carrier = onPlain(carrier(name));
+    return carrier == null ? null : sent(carrier.callRead(check));
+  }
+
+  /**
+   * The plain statement executes now, if {@code carrier} is its carrier: the earlier results
+   * closed, as at the driver's next execution.
+   */
+  private @Nullable Carrier onPlain(@Nullable Carrier carrier) throws SQLException {
+    Statement s = plain;
+    if (carrier != null && s != null) {
+      owner.switchTo(s);
+    }
+    return carrier;
+  }
+
+  /** What the plain statement's execution returned; if nothing was sent, the driver's again. */
+  private Carrier.@Nullable Carried sent(Carrier.@Nullable Carried carried) throws SQLException {
+    Statement s = plain;
+    if (carried == null && s != null) {
+      owner.leave(s);
+    }
+    return carried;
+  }
+
+  /**
    * The carrier of {@code name} on the plain statement, for the caller's statement rendered as
    * pgjdbc would send it; null if it cannot be (nothing sent).
    */
-  @Nullable Carrier carrier(String name) throws SQLException {
+  private @Nullable Carrier carrier(String name) throws SQLException {
     String text = rendered();
     if (text == null) {
       return null;
@@ -63,7 +109,7 @@ final class CarriedSimple {
   }
 
   /** The plain statement that sends it, with the caller's settings. */
-  Statement statement() throws SQLException {
+  private Statement statement() throws SQLException {
     Statement s = plain;
     if (s == null) {
       s = connection.createStatement();

@@ -171,8 +171,7 @@ final class TokenChecker {
             && server != null
             && server.getWhere() != null
             && (server.getWhere().contains(".check_one(")
-                || server.getWhere().contains(".check_tokens(")
-                || server.getWhere().contains(".check_tokens_if_written("));
+                || server.getWhere().contains(".check_tokens("));
     FencingRefusedException refusal =
         FencingExceptions.translate(
             e,

@@ -1,0 +1,139 @@
+package dev.fencing.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLState;
+
+/**
+ * The combined statements of a {@link CarriedCheck}: {@code <check>;<the statement's SQL>} (with
+ * {@code RETURNING <columns>} for generated keys, {@link CarriedKeys}) prepared once per check text
+ * (check_one's, check_tokens'), and their execution: the check's arguments at 1 and 2, the caller's
+ * parameters replayed at their index + 2, the check's row read and hidden, the driver left at the
+ * statement's results (and, with generated keys, its {@code RETURNING} rows kept as its keys).
+ */
+final class CarriedCombined {
+  private final Connection connection;
+  private final CarriedCheck owner;
+  private final PreparedStatement raw;
+  private final String sql;
+  // the columns of a statement prepared for generated keys (CarriedKeys), else null
+  private final String @Nullable [] keyColumns;
+  // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once
+  private final Map<String, PreparedStatement> combined = new HashMap<>(2);
+  // the generated keys of the combined statement's last execution
+  private @Nullable ResultSet keys;
+
+  CarriedCombined(
+      Connection connection,
+      CarriedCheck owner,
+      PreparedStatement raw,
+      String sql,
+      String @Nullable [] keyColumns) {
+    this.connection = connection;
+    this.owner = owner;
+    this.raw = raw;
+    this.sql = sql;
+    this.keyColumns = keyColumns;
+  }
+
+  /**
+   * Runs {@code name} behind {@code check} on its combined statement, in one round trip. Null if
+   * nothing was sent (the caller then checks on its own and executes as usual).
+   */
+  Carrier.@Nullable Carried run(String name, CheckArguments check) throws SQLException {
+    String[] columns = keyColumns;
+    PreparedStatement c = statement(check.sql());
+    if (c == null) {
+      return null;
+    }
+    boolean update =
+        columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
+    keys = null; // the driver closes them at the next execution
+    owner.prepare(c, 2);
+    c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
+    c.setObject(2, check.second());
+    // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
+    if (update) {
+      c.setMaxRows(1);
+    }
+    try {
+      c.execute();
+    } catch (PSQLException e) {
+      if (e.getServerErrorMessage() == null
+          && PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())) {
+        owner.nothingSent(); // a parameter unset: refused before anything was sent
+        return null;
+      }
+      throw e;
+    }
+    Object advanced = null;
+    // with generated keys, each statement's rows and then its count; the check's row the "keys"
+    try (ResultSet checkRow = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
+      if (checkRow != null && checkRow.next()) {
+        int n = checkRow.getInt(1); // the check's integer (getObject looks its type up per call)
+        advanced = checkRow.wasNull() ? null : n;
+      }
+    }
+    boolean isResultSet;
+    if (columns == null) {
+      isResultSet = c.getMoreResults();
+    } else {
+      // past the check's count: the statement's RETURNING rows, kept as its generated keys, then
+      // its count, where the driver's own statement leaves the caller (execute() is false)
+      if (c.getMoreResults(Statement.KEEP_CURRENT_RESULT)) {
+        keys = c.getResultSet();
+        c.getMoreResults(Statement.KEEP_CURRENT_RESULT);
+      }
+      isResultSet = c.getResultSet() != null;
+    }
+    return new Carrier.Carried(DriverResult.of(name, c, isResultSet), advanced);
+  }
+
+  /**
+   * The combined statement of {@code checkSql}, prepared once (no round trip: pgjdbc parses it on
+   * the client); null if the statement is never carried (then no execution carries any more).
+   */
+  @Nullable PreparedStatement statement(String checkSql) throws SQLException {
+    PreparedStatement c = combined.get(checkSql);
+    if (c == null && !owner.stopped()) {
+      String[] columns = keyColumns;
+      String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
+      if (carried == null) {
+        owner.stopCarrying(); // pgjdbc appends no RETURNING to it: never carried
+        return null;
+      }
+      // no space after the ";": the statement's text, and an error's position in it, as unfenced
+      c = connection.prepareStatement(checkSql + ";" + carried);
+      if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
+        c.close();
+        owner.stopCarrying();
+        return null;
+      }
+      combined.put(checkSql, c);
+    }
+    return c;
+  }
+
+  /** The generated keys of the last execution, if it kept any. */
+  @Nullable ResultSet keys() {
+    return keys;
+  }
+
+  /** The keys are closed (the driver's next execution). */
+  void keysClosed() {
+    keys = null;
+  }
+
+  /** The combined statements prepared so far (closed and cancelled with the caller's). */
+  Collection<PreparedStatement> statements() {
+    return combined.values();
+  }
+}
