@@ -74,7 +74,7 @@ final class CarriedCheck {
     this.current = raw;
     this.combined = new CarriedCombined(connection, this, raw, sql, keyColumns);
     this.read = new CarriedRead(connection, this, sql);
-    this.simple = new CarriedSimple(connection, this, raw);
+    this.simple = new CarriedSimple(connection, this, raw, params);
   }
 
   /**

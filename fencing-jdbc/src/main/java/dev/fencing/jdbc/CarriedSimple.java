@@ -30,8 +30,10 @@ import org.postgresql.jdbc.PreferQueryMode;
  * processing off, the caller's settings) then holds the results the caller sees.
  *
  * <p>Nothing is sent (the execution runs the long way) where the driver's query and parameters are
- * not at hand, a parameter is unset (the driver's own error then), the driver's query is several
- * statements, or the rendered text holds a {@code ;} (a parameter's value, say) before its end.
+ * not at hand, a parameter is a stream, reader or LOB ({@link RecordedParameters#replayable}: the
+ * render would read it), a parameter is unset (the driver's own error then), the driver's query is
+ * several statements, or the rendered text holds a {@code ;} (a parameter's value, say) before its
+ * end.
  */
 final class CarriedSimple {
   private static final @Nullable Field QUERY = field("preparedQuery");
@@ -40,12 +42,15 @@ final class CarriedSimple {
   private final Connection connection;
   private final CarriedCheck owner;
   private final PreparedStatement raw;
+  private final RecordedParameters params;
   private @Nullable Statement plain;
 
-  CarriedSimple(Connection connection, CarriedCheck owner, PreparedStatement raw) {
+  CarriedSimple(
+      Connection connection, CarriedCheck owner, PreparedStatement raw, RecordedParameters params) {
     this.connection = connection;
     this.owner = owner;
     this.raw = raw;
+    this.params = params;
   }
 
   /** Whether the driver's query and parameters can be read at all. */
@@ -131,7 +136,9 @@ final class CarriedSimple {
   private @Nullable String rendered() throws SQLException {
     Field q = QUERY;
     Field p = PARAMETERS;
-    if (q == null
+    // the render reads a stream parameter: a fallback after it would send the emptied stream
+    if (!params.replayable()
+        || q == null
         || p == null
         || !raw.isWrapperFor(BaseStatement.class)
         || !connection.isWrapperFor(BaseConnection.class)) {

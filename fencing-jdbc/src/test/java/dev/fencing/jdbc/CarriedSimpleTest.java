@@ -7,6 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -45,6 +48,7 @@ class CarriedSimpleTest {
             + " AS 'INSERT INTO simple_rows (v) VALUES (p) RETURNING p * 2'");
     exec(plain, "CREATE VIEW simple_hidden AS SELECT simple_add(3) AS r");
     exec(plain, "CREATE TABLE simple_texts (id serial PRIMARY KEY, t text NOT NULL)");
+    exec(plain, "CREATE TABLE simple_streams (b bytea NOT NULL, t text NOT NULL)");
   }
 
   private static DataSource simple() {
@@ -197,6 +201,47 @@ class CarriedSimpleTest {
       assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM simple_texts"))
           .as("nothing of the zombie written")
           .isEqualTo(2);
+    }
+  }
+
+  /**
+   * CarriedSimple itself refuses parameters that are not replayable (a stream): rendering reads the
+   * stream, so a fallback after it (here a {@code ;} in another parameter) would have the driver
+   * send the emptied stream. Called on the carrier directly: {@link CarriedCheck#canCarry} refuses
+   * such executions before they reach it.
+   */
+  @Test
+  void aStreamParameterIsNotRenderedSoTheFallbackSendsIt() throws Exception {
+    exec(plain, "TRUNCATE simple_streams");
+    String insert = "INSERT INTO simple_streams (b, t) VALUES (?, ?)";
+    byte[] bytes = "streamed".getBytes(StandardCharsets.UTF_8);
+    try (Connection c =
+            MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE)
+                .getConnection();
+        PreparedStatement ps = c.prepareStatement(insert)) {
+      CarriedCheck carried = CarriedCheck.of(c, ps, PreparedStatement.class, new Object[] {insert});
+      assertThat(carried).isNotNull();
+      InputStream in = new ByteArrayInputStream(bytes);
+      ps.setBinaryStream(1, in, bytes.length);
+      carried.called(
+          PreparedStatement.class.getMethod(
+              "setBinaryStream", int.class, InputStream.class, int.class),
+          new Object[] {1, in, bytes.length});
+      ps.setString(2, "semi;colon");
+      carried.called(
+          PreparedStatement.class.getMethod("setString", int.class, String.class),
+          new Object[] {2, "semi;colon"});
+      CheckArguments check =
+          new CheckArguments(c, "SELECT fencing.check_one(?, ?)", "fencing", List.of());
+      assertThat(carried.run("executeUpdate", check)).as("not carried").isNull();
+      assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
+    try (Connection c = plain.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT convert_from(b, 'UTF8') AS b, t FROM simple_streams")) {
+      assertThat(rows(ps.executeQuery()))
+          .as("the stream sent whole by the driver")
+          .isEqualTo("[(b=streamed, t=semi;colon)]");
     }
   }
 
