@@ -38,12 +38,17 @@ import org.postgresql.jdbc.PreferQueryMode;
 final class CarriedSimple {
   private static final @Nullable Field QUERY = field("preparedQuery");
   private static final @Nullable Field PARAMETERS = field("preparedParameters");
+  private static final @Nullable Method ALL_SET = allSetMethod();
 
   private final Connection connection;
   private final CarriedCheck owner;
   private final PreparedStatement raw;
   private final RecordedParameters params;
   private @Nullable Statement plain;
+  // the driver's connection behind connection (null: none), unwrapped once: the statement's
+  // physical connection does not change while it is open, and the carrier closes with it
+  private @Nullable BaseConnection driver;
+  private boolean unwrapped;
 
   CarriedSimple(
       Connection connection, CarriedCheck owner, PreparedStatement raw, RecordedParameters params) {
@@ -55,7 +60,7 @@ final class CarriedSimple {
 
   /** Whether the driver's query and parameters can be read at all. */
   static boolean available() {
-    return QUERY != null && PARAMETERS != null;
+    return QUERY != null && PARAMETERS != null && ALL_SET != null;
   }
 
   /**
@@ -63,9 +68,22 @@ final class CarriedSimple {
    * on the plain statement as one query message.
    */
   boolean inAutocommit() throws SQLException {
-    return connection.getAutoCommit()
-        && connection.isWrapperFor(BaseConnection.class)
-        && connection.unwrap(BaseConnection.class).getPreferQueryMode() == PreferQueryMode.SIMPLE;
+    if (!connection.getAutoCommit()) {
+      return false;
+    }
+    BaseConnection d = driver();
+    return d != null && d.getPreferQueryMode() == PreferQueryMode.SIMPLE;
+  }
+
+  private @Nullable BaseConnection driver() throws SQLException {
+    if (!unwrapped) {
+      driver =
+          connection.isWrapperFor(BaseConnection.class)
+              ? connection.unwrap(BaseConnection.class)
+              : null;
+      unwrapped = true;
+    }
+    return driver;
   }
 
   /** Runs {@code name} with {@code check} in front of it on the plain statement; null if unsent. */
@@ -136,12 +154,13 @@ final class CarriedSimple {
   private @Nullable String rendered() throws SQLException {
     Field q = QUERY;
     Field p = PARAMETERS;
+    BaseConnection driver = driver();
     // the render reads a stream parameter: a fallback after it would send the emptied stream
     if (!params.replayable()
         || q == null
         || p == null
-        || !raw.isWrapperFor(BaseStatement.class)
-        || !connection.isWrapperFor(BaseConnection.class)) {
+        || driver == null
+        || !raw.isWrapperFor(BaseStatement.class)) {
       return null;
     }
     Object pg = raw.unwrap(BaseStatement.class);
@@ -159,7 +178,6 @@ final class CarriedSimple {
     if (query.getSubqueries() != null || !allSet(parameters)) {
       return null;
     }
-    BaseConnection driver = connection.unwrap(BaseConnection.class);
     String text =
         query.toString(
             parameters, SqlSerializationContext.of(driver.getStandardConformingStrings(), false));
@@ -168,15 +186,30 @@ final class CarriedSimple {
 
   /** The driver's own test before it sends anything ({@code checkAllParametersSet}). */
   private static boolean allSet(ParameterList parameters) {
+    Method check = ALL_SET;
+    if (check == null || !check.getDeclaringClass().isInstance(parameters)) {
+      return false;
+    }
     try {
-      Method check = parameters.getClass().getMethod("checkAllParametersSet");
-      check.setAccessible(true);
       check.invoke(parameters);
       return true;
     } catch (InvocationTargetException e) {
       return false; // a parameter unset: the driver's own execution reports it
     } catch (ReflectiveOperationException | RuntimeException e) {
       return false;
+    }
+  }
+
+  /** {@code V3ParameterList.checkAllParametersSet} (a package-private interface of pgjdbc). */
+  private static @Nullable Method allSetMethod() {
+    try {
+      Method m =
+          Class.forName("org.postgresql.core.v3.V3ParameterList")
+              .getMethod("checkAllParametersSet");
+      m.setAccessible(true);
+      return m;
+    } catch (ClassNotFoundException | NoSuchMethodException | LinkageError | RuntimeException e) {
+      return null;
     }
   }
 
