@@ -131,7 +131,7 @@ final class CarriedSimple {
     return CarriedStatement.of(statement(), name, new Object[] {text});
   }
 
-  /** The plain statement that sends it, with the caller's settings. */
+  /** The plain statement that sends it, with the caller's settings (its fetch size too). */
   private Statement statement() throws SQLException {
     Statement s = plain;
     if (s == null) {
@@ -143,6 +143,9 @@ final class CarriedSimple {
     s.setQueryTimeout(raw.getQueryTimeout());
     s.setMaxFieldSize(raw.getMaxFieldSize());
     s.setFetchDirection(raw.getFetchDirection());
+    // 0 here (CarriedCheck carries no fetch size): not the connection's defaultRowFetchSize, which
+    // would make CarriedStatement decline; the driver's statement fetches all rows at once too
+    s.setFetchSize(raw.getFetchSize());
     return s;
   }
 

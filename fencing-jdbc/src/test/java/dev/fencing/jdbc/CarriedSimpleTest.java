@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
 
@@ -202,6 +203,39 @@ class CarriedSimpleTest {
           .as("nothing of the zombie written")
           .isEqualTo(2);
     }
+  }
+
+  /**
+   * With the connection's {@code defaultRowFetchSize} set and the statement's fetch size set back
+   * to none, a write and a read that hides a write still carry the check in one query message: the
+   * plain statement that sends them takes the statement's fetch size, not the connection's default.
+   */
+  @Test
+  void aStatementWithoutFetchSizeCarriesUnderADefaultRowFetchSize() throws Exception {
+    String resource = externalResource(plain, "simple-fetch", 5);
+    exec(plain, "TRUNCATE simple_rows RESTART IDENTITY");
+    PGSimpleDataSource driver = MatrixFixture.driver(db, PreferQueryMode.SIMPLE);
+    driver.setDefaultRowFetchSize(10);
+    try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
+        Connection c = FencedDataSource.wrap(driver).getConnection();
+        RoundTrips trips = new RoundTrips()) {
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO simple_rows (v) VALUES (?)")) {
+        assertThat(ps.getFetchSize()).as("the connection's default").isEqualTo(10);
+        ps.setFetchSize(0);
+        ps.setInt(1, 7);
+        trips.reset();
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+        assertOneQueryMessage(trips, "check_one(E'" + resource + "'", "INSERT INTO simple_rows");
+      }
+      try (PreparedStatement ps = c.prepareStatement("SELECT r + ? AS r FROM simple_hidden")) {
+        ps.setFetchSize(0);
+        ps.setInt(1, 1);
+        trips.reset();
+        assertThat(rows(ps.executeQuery())).isEqualTo("[(r=7)]");
+        assertOneQueryMessage(trips, "check_one(E'" + resource + "'", "simple_hidden");
+      }
+    }
+    assertThat(rowsOf()).isEqualTo("[(v=7)(v=3)]");
   }
 
   /**
