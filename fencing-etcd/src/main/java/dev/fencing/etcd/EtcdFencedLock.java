@@ -8,9 +8,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.support.CloseableClient;
-import io.grpc.stub.StreamObserver;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -54,7 +53,9 @@ import org.jspecify.annotations.Nullable;
  *       once B has written. Acquiring again means a new lease and a new key: a greater token.
  *   <li><b>Reconnects.</b> A connection loss shorter than the TTL keeps the lease and the key: same
  *       holder, same token. {@link #isHeld()} turns false when keep-alives are refused or have not
- *       been confirmed for a whole TTL.
+ *       been confirmed for a whole TTL, counted from when the request that etcd confirmed was
+ *       <i>sent</i> (etcd starts the TTL no earlier than it receives the request): never later than
+ *       etcd's own expiry while the two clocks run at the same pace.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists and belongs to this lease.
  *   <li>Limits: an etcd cluster restored from an old snapshot, or a new cluster, can hand out
@@ -74,6 +75,7 @@ public final class EtcdFencedLock implements FencedLock {
   private final String lockName;
   private final long ttlSeconds;
   private final Duration requestTimeout;
+  private final LongSupplier nanoTime;
   private final Object guard = new Object();
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
@@ -84,6 +86,7 @@ public final class EtcdFencedLock implements FencedLock {
     this.lockName = lockName;
     this.ttlSeconds = builder.leaseTtl.toSeconds();
     this.requestTimeout = builder.requestTimeout;
+    this.nanoTime = builder.nanoTime;
   }
 
   /**
@@ -135,9 +138,11 @@ public final class EtcdFencedLock implements FencedLock {
         throw new IllegalStateException(
             "lock on " + resource + " is already held with token " + current.token);
       }
-      long leaseId = call("grant a lease", client.getLeaseClient().grant(ttlSeconds)).getID();
-      Holding h = new Holding(leaseId, ttlSeconds);
-      h.keepAlive = client.getLeaseClient().keepAlive(leaseId, h);
+      long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
+      LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
+      Holding h = new Holding(grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
+      long leaseId = h.leaseId;
+      h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
       try {
         ByteSequence key;
         try {
@@ -203,6 +208,15 @@ public final class EtcdFencedLock implements FencedLock {
     return h != null && h.alive();
   }
 
+  /**
+   * Sends one keep-alive for the current holding now (the background ones come every third of the
+   * TTL); completes when etcd answered. For tests.
+   */
+  CompletableFuture<?> renewNow() {
+    Holding h = holding;
+    return h == null ? CompletableFuture.completedFuture(null) : h.renew();
+  }
+
   /** Revokes the holding's lease, which deletes the lock key at once. */
   @Override
   public void release() {
@@ -258,56 +272,79 @@ public final class EtcdFencedLock implements FencedLock {
     }
   }
 
-  /** One acquisition: its lease, kept alive until released, and what etcd said about it. */
-  private static final class Holding implements StreamObserver<LeaseKeepAliveResponse> {
+  /**
+   * One acquisition: its lease, kept alive until released, and what etcd said about it. The
+   * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
+   * keep-alive stream: its replies do not say when the request they answer was sent, and the lease
+   * is only known to last its TTL from then.
+   */
+  private final class Holding {
     final long leaseId;
     @Nullable FencingToken token;
-    @Nullable CloseableClient keepAlive;
     private volatile boolean lost;
-    private volatile long confirmedUntilNanos;
+    private volatile boolean ended;
+    private volatile long confirmedUntil; // written under synchronized (this)
 
-    Holding(long leaseId, long ttlSeconds) {
+    Holding(long leaseId, long confirmedUntil) {
       this.leaseId = leaseId;
-      this.confirmedUntilNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(ttlSeconds);
-    }
-
-    /** Whether etcd has neither dropped the lease nor left it unconfirmed for a whole TTL. */
-    boolean alive() {
-      return !lost && System.nanoTime() - confirmedUntilNanos < 0;
-    }
-
-    @Override
-    public void onNext(LeaseKeepAliveResponse response) {
-      if (response.getTTL() <= 0) {
-        lost = true;
-      } else {
-        confirmedUntilNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(response.getTTL());
-      }
+      this.confirmedUntil = confirmedUntil;
     }
 
     /**
-     * jetcd reports every broken keep-alive stream here and then reconnects it; only "lease not
-     * found" is final. Other errors leave it to the confirmation deadline.
+     * Whether etcd has neither dropped the lease nor left it unconfirmed for a whole TTL since the
+     * last confirmed request was sent.
      */
-    @Override
-    public void onError(Throwable t) {
-      if (t instanceof EtcdException e && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-        lost = true;
-      }
+    boolean alive() {
+      return !lost && nanoTime.getAsLong() - confirmedUntil < 0;
     }
 
-    @Override
-    public void onCompleted() {
-      lost = true;
+    /**
+     * Renews every {@code periodNanos} (real time) until ended, or until the client refuses to send
+     * (closed): the lease then runs out at its confirmed deadline.
+     */
+    void keepAliveEvery(long periodNanos) {
+      CompletableFuture.runAsync(
+          () -> {
+            if (!ended && !lost) {
+              renew();
+              keepAliveEvery(periodNanos);
+            }
+          },
+          CompletableFuture.delayedExecutor(periodNanos, TimeUnit.NANOSECONDS));
+    }
+
+    /**
+     * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
+     * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of
+     * zero) is final; other failures leave the lease to its confirmed deadline.
+     */
+    CompletableFuture<?> renew() {
+      long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
+      return client
+          .getLeaseClient()
+          .keepAliveOnce(leaseId)
+          .whenComplete(
+              (response, failure) -> {
+                if (response != null) {
+                  extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
+                } else if (failure instanceof EtcdException e
+                    && e.getErrorCode() == ErrorCode.NOT_FOUND) {
+                  lost = true; // keepAliveOnce's answer to a TTL of zero
+                }
+              })
+          .exceptionally(failure -> null);
+    }
+
+    private synchronized void extend(long until) {
+      if (until - confirmedUntil > 0) {
+        confirmedUntil = until;
+      }
     }
 
     /** Stops the keep-alives and revokes the lease (deleting the lock key, if any). */
     void end(Client client, Duration timeout) {
       lost = true;
-      CloseableClient k = keepAlive;
-      if (k != null) {
-        k.close();
-      }
+      ended = true;
       try {
         client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
@@ -340,6 +377,7 @@ public final class EtcdFencedLock implements FencedLock {
     private @Nullable String lockName;
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration requestTimeout = Duration.ofSeconds(10);
+    private LongSupplier nanoTime = System::nanoTime;
 
     private Builder(Client client, String resource) {
       this.client = Objects.requireNonNull(client, "client");
@@ -384,6 +422,15 @@ public final class EtcdFencedLock implements FencedLock {
             "requestTimeout must be from 1 ms to 1 hour, was " + requestTimeout);
       }
       this.requestTimeout = requestTimeout;
+      return this;
+    }
+
+    /**
+     * The monotonic clock {@link #isHeld()} counts the lease's TTL on ({@link System#nanoTime()}
+     * but in tests); how often keep-alives are sent is real time, whatever this clock.
+     */
+    Builder nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
       return this;
     }
 

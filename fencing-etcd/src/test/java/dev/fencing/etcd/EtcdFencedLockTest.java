@@ -20,6 +20,14 @@ import dev.fencing.testing.TestDatabaseExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,6 +39,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -181,6 +190,90 @@ class EtcdFencedLockTest {
       zombieIsRefused(tokenA, tokenB);
       assertThat(Ledger.contains(pool, resource, "B")).isTrue();
     }
+  }
+
+  /**
+   * The lease's TTL counts from when the grant was sent: etcd starts it no earlier than it receives
+   * the request, so counting from the reply would overstate the hold by the latency. The lease
+   * clock is the test's and moves only when etcd's reply to a grant or keep-alive arrives (no
+   * timing); the TTL is an hour so that no background keep-alive runs meanwhile.
+   */
+  @Test
+  void theTtlCountsFromWhenTheGrantWasSentNotFromItsReply() throws Exception {
+    AtomicLong now = new AtomicLong(System.nanoTime());
+    long ttl = TimeUnit.HOURS.toNanos(1);
+    try (EtcdFencedLock lock = latencyLock(now)) {
+      long sent = now.get();
+      lock.acquire(PATIENCE);
+      assertThat(now.get()).as("the grant's reply came LATENCY later").isEqualTo(sent + LATENCY);
+      now.set(sent + ttl - 1);
+      assertThat(lock.isHeld()).isTrue();
+      now.set(sent + ttl);
+      assertThat(lock.isHeld()).as("a TTL after the grant was sent").isFalse();
+      assertThat(lock.token()).isEmpty();
+    }
+  }
+
+  /** The same for a keep-alive: its TTL counts from when it was sent. */
+  @Test
+  void aKeepAlivesTtlCountsFromWhenItWasSentNotFromItsReply() throws Exception {
+    AtomicLong now = new AtomicLong(System.nanoTime());
+    long ttl = TimeUnit.HOURS.toNanos(1);
+    try (EtcdFencedLock lock = latencyLock(now)) {
+      long granted = now.get();
+      FencingToken token = lock.acquire(PATIENCE);
+      long sent = granted + ttl / 2;
+      now.set(sent);
+      lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertThat(now.get())
+          .as("the keep-alive's reply came LATENCY later")
+          .isEqualTo(sent + LATENCY);
+      now.set(sent + ttl - 1);
+      assertThat(lock.token()).contains(token);
+      now.set(sent + ttl);
+      assertThat(lock.isHeld()).as("a TTL after the keep-alive was sent").isFalse();
+    }
+  }
+
+  private static final long LATENCY = TimeUnit.SECONDS.toNanos(5);
+
+  /** A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease reply. */
+  private EtcdFencedLock latencyLock(AtomicLong now) {
+    Client client =
+        Client.builder().endpoints(etcd.endpoint()).interceptor(replyLatency(now)).build();
+    clients.add(client);
+    return EtcdFencedLock.builder(client, resource)
+        .leaseTtl(Duration.ofHours(1))
+        .nanoTime(now::get)
+        .build();
+  }
+
+  private static ClientInterceptor replyLatency(AtomicLong now) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        ClientCall<Q, R> call = next.newCall(method, options);
+        String name = method.getFullMethodName();
+        if (!name.endsWith("/LeaseGrant") && !name.endsWith("/LeaseKeepAlive")) {
+          return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                  @Override
+                  public void onMessage(R message) {
+                    now.addAndGet(LATENCY);
+                    super.onMessage(message);
+                  }
+                },
+                headers);
+          }
+        };
+      }
+    };
   }
 
   @Test

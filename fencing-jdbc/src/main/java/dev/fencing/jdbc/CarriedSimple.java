@@ -1,7 +1,6 @@
 package dev.fencing.jdbc;
 
 import java.lang.reflect.Field;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -196,10 +195,8 @@ final class CarriedSimple {
     try {
       check.invoke(parameters);
       return true;
-    } catch (InvocationTargetException e) {
-      return false; // a parameter unset: the driver's own execution reports it
     } catch (ReflectiveOperationException | RuntimeException e) {
-      return false;
+      return false; // a parameter unset (or unreadable): the driver's own execution reports it
     }
   }
 

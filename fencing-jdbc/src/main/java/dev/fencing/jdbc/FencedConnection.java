@@ -204,6 +204,9 @@ final class FencedConnection implements InvocationHandler {
       // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
       tx.endTransaction();
     }
+    if (kind.outsideTransaction() && raw.getAutoCommit()) {
+      return checkedFirst(context, kind, call);
+    }
     tx.remember(context);
     if (!raw.getAutoCommit()) {
       Object carried = tx.carried(context, kind, carrier);
@@ -289,6 +292,25 @@ final class FencedConnection implements InvocationHandler {
       throw ranThenRefused;
     }
     return result;
+  }
+
+  /**
+   * A command that PostgreSQL refuses inside a transaction block (25001; {@code VACUUM}, {@code
+   * CREATE INDEX CONCURRENTLY}, ...: {@link SqlClassifier.Classification#outsideTransaction()}) in
+   * autocommit cannot share a transaction with its check, carried or in the wrapper's transaction.
+   * The check runs first, in a round trip and an implicit transaction of its own, then the command
+   * alone: a stale token is refused before the command runs, but the check's share lock ends before
+   * it, so a handover in that moment is not seen (none of these commands writes table rows).
+   */
+  private @Nullable Object checkedFirst(
+      FencingContext context, SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
+    try {
+      checker.check(raw, context.bindings());
+    } finally {
+      tx.endTransaction();
+    }
+    checker.recordPending(raw);
+    return run(call, kind);
   }
 
   /**

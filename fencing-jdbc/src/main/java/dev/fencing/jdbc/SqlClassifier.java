@@ -25,6 +25,14 @@ package dev.fencing.jdbc;
  *       EXECUTE}, and any statement this class does not know.
  * </ul>
  *
+ * <p>A string that is one command PostgreSQL refuses inside a transaction block (SQLState 25001),
+ * none of which writes table rows, is marked as such ({@link Classification#outsideTransaction()}):
+ * {@code VACUUM}; {@code CREATE [UNIQUE] INDEX CONCURRENTLY}, {@code DROP INDEX CONCURRENTLY};
+ * {@code REINDEX} with {@code CONCURRENTLY} among its first words, or of a {@code SCHEMA}, {@code
+ * SYSTEM} or {@code DATABASE}; {@code CLUSTER} without a table; {@code CREATE}/{@code DROP
+ * DATABASE}, {@code ALTER DATABASE name SET TABLESPACE}; {@code CREATE}/{@code DROP TABLESPACE};
+ * {@code ALTER SYSTEM}; {@code CREATE}/{@code ALTER}/{@code DROP SUBSCRIPTION}.
+ *
  * <p>The text is lexed as PostgreSQL lexes it, so that words inside comments (line comments and
  * nested block comments), string literals ({@code '...'}, {@code E'...'}, {@code $tag$...$tag$})
  * and quoted identifiers neither count nor hide anything, and only semicolons outside them separate
@@ -64,16 +72,19 @@ final class SqlClassifier {
    *     rolls back to a savepoint
    * @param runsAfterEnd any statement follows one that ends the transaction: it runs outside the
    *     transaction whose commit the fence checks
+   * @param outsideTransaction the string is one statement that PostgreSQL refuses inside a
+   *     transaction block, and writes no table rows (listed on the class)
    */
   record Classification(
       boolean mayWrite,
       boolean endsTransaction,
       boolean rollsBackToSavepoint,
       boolean writesAfterBoundary,
-      boolean runsAfterEnd) {
+      boolean runsAfterEnd,
+      boolean outsideTransaction) {
     /** A classification of one string with no statement after a transaction boundary. */
     Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
-      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false);
+      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false, false);
     }
   }
 
@@ -85,9 +96,11 @@ final class SqlClassifier {
   private static final int WRITES_AFTER_BOUNDARY = 8;
   // Any statement follows, in the same string, one that ends the transaction.
   private static final int RUNS_AFTER_END = 16;
+  // One statement (of the string: cleared if it holds more) refused inside a transaction block.
+  static final int OUTSIDE_TRANSACTION = 32;
 
   /** The possible results, shared rather than allocated per call. */
-  private static final Classification[] RESULTS = new Classification[32];
+  private static final Classification[] RESULTS = new Classification[64];
 
   static {
     for (int bits = 0; bits < RESULTS.length; bits++) {
@@ -97,7 +110,8 @@ final class SqlClassifier {
               (bits & ENDS_TRANSACTION) != 0,
               (bits & ROLLS_BACK_TO_SAVEPOINT) != 0,
               (bits & WRITES_AFTER_BOUNDARY) != 0,
-              (bits & RUNS_AFTER_END) != 0);
+              (bits & RUNS_AFTER_END) != 0,
+              (bits & OUTSIDE_TRANSACTION) != 0);
     }
   }
 
@@ -148,6 +162,7 @@ final class SqlClassifier {
   private static int classifyStatements(String sql, SqlLexer lexer) {
     SqlStatement statement = new SqlStatement(sql);
     int bits = 0;
+    int statements = 0;
     while (true) {
       int kind = lexer.next();
       if (kind == SqlLexer.END || kind == SqlLexer.SEMICOLON) {
@@ -161,6 +176,7 @@ final class SqlClassifier {
             one |= RUNS_AFTER_END;
           }
           bits |= one;
+          statements++;
         }
         statement.clear();
         if (kind == SqlLexer.END) {
@@ -169,6 +185,10 @@ final class SqlClassifier {
         continue;
       }
       statement.add(kind, lexer.tokenStart(), lexer.tokenEnd());
+    }
+    if (statements > 1 || lexer.malformed()) {
+      // several share a transaction block anyway (the server's implicit one)
+      bits &= ~OUTSIDE_TRANSACTION;
     }
     return lexer.malformed() ? bits | MAY_WRITE : bits;
   }

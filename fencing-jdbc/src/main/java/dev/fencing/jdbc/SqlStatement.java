@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import static dev.fencing.jdbc.SqlClassifier.ENDS_TRANSACTION;
 import static dev.fencing.jdbc.SqlClassifier.MAY_WRITE;
+import static dev.fencing.jdbc.SqlClassifier.OUTSIDE_TRANSACTION;
 import static dev.fencing.jdbc.SqlClassifier.ROLLS_BACK_TO_SAVEPOINT;
 import static dev.fencing.jdbc.SqlLexer.COMMA;
 import static dev.fencing.jdbc.SqlLexer.DOT;
@@ -71,12 +72,80 @@ final class SqlStatement {
 
   /**
    * The statement's bits: {@link SqlClassifier#MAY_WRITE}, {@link SqlClassifier#ENDS_TRANSACTION},
-   * {@link SqlClassifier#ROLLS_BACK_TO_SAVEPOINT}.
+   * {@link SqlClassifier#ROLLS_BACK_TO_SAVEPOINT}, {@link SqlClassifier#OUTSIDE_TRANSACTION}.
    */
   int classify() {
     int bits = first >= 0 && tokens.kind(first) == WORD ? transactionBits() : 0;
     boolean write = (keepAll && !tokens.matchParentheses()) || mayWrite(0, tokens.count(), 0);
+    if (write && first == 0 && !keepAll && outsideTransaction()) {
+      bits |= OUTSIDE_TRANSACTION;
+    }
     return write ? bits | MAY_WRITE : bits;
+  }
+
+  /**
+   * Whether PostgreSQL refuses this statement inside a transaction block (the commands listed on
+   * {@link SqlClassifier}), as far as its first words tell; not when they were cut off.
+   */
+  private boolean outsideTransaction() {
+    switch (tokens.lower(0)) {
+      case "vacuum":
+        return true;
+      case "create":
+        return word(1, "database")
+            || word(1, "tablespace")
+            || word(1, "subscription")
+            || indexConcurrently(word(1, "unique") ? 2 : 1);
+      case "drop":
+        return word(1, "database")
+            || word(1, "tablespace")
+            || word(1, "subscription")
+            || indexConcurrently(1);
+      case "alter":
+        return word(1, "system")
+            || word(1, "subscription")
+            || word(1, "database") && word(3, "set") && word(4, "tablespace");
+      case "reindex":
+        for (int t = 1; t < tokens.count(); t++) {
+          if (word(t, "concurrently")) {
+            return true;
+          }
+        }
+        int what = afterOptions();
+        return word(what, "schema") || word(what, "system") || word(what, "database");
+      case "cluster":
+        // without a table: CLUSTER [VERBOSE] or CLUSTER (options), and nothing cut off after
+        int after = word(1, "verbose") ? 2 : afterOptions();
+        return after == tokens.count() && after < 1 + KEPT_AFTER_FIRST_WORD;
+      default:
+        return false;
+    }
+  }
+
+  /** Whether token {@code t} is there and is the word {@code keyword}. */
+  private boolean word(int t, String keyword) {
+    return t < tokens.count() && tokens.is(t, keyword);
+  }
+
+  /** Whether {@code INDEX CONCURRENTLY} starts at token {@code t}. */
+  private boolean indexConcurrently(int t) {
+    return word(t, "index") && word(t + 1, "concurrently");
+  }
+
+  /**
+   * The token after the first word's parenthesized options ({@code REINDEX (VERBOSE) ...}), the
+   * second if there are none; past the kept tokens if they do not close.
+   */
+  private int afterOptions() {
+    if (tokens.count() < 2 || tokens.kind(1) != LEFT_PAREN) {
+      return 1;
+    }
+    for (int t = 2; t < tokens.count(); t++) {
+      if (tokens.kind(t) == RIGHT_PAREN) {
+        return t + 1;
+      }
+    }
+    return Integer.MAX_VALUE;
   }
 
   private boolean needsAllTokens(int t) {

@@ -23,7 +23,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.ds.PGSimpleDataSource;
-import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
 
 /**
@@ -42,19 +41,9 @@ class CarriedSimpleTest {
   static void schema() throws SQLException {
     FencingTestSupport.migrate(db);
     plain = db.dataSource();
-    exec(plain, "CREATE TABLE simple_rows (id serial PRIMARY KEY, v int NOT NULL)");
-    exec(
-        plain,
-        "CREATE FUNCTION simple_add(p int) RETURNS int LANGUAGE sql"
-            + " AS 'INSERT INTO simple_rows (v) VALUES (p) RETURNING p * 2'");
-    exec(plain, "CREATE VIEW simple_hidden AS SELECT simple_add(3) AS r");
+    FencingTestSupport.createHiddenWrite(plain, "simple");
     exec(plain, "CREATE TABLE simple_texts (id serial PRIMARY KEY, t text NOT NULL)");
     exec(plain, "CREATE TABLE simple_streams (b bytea NOT NULL, t text NOT NULL)");
-  }
-
-  private static DataSource simple() {
-    return FencedDataSource.wrap(
-        MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE));
   }
 
   /** The write runs in the check's implicit transaction: it sees the check's share lock held. */
@@ -65,7 +54,7 @@ class CarriedSimpleTest {
     try (LeaseClient client = LeaseClient.builder(plain).holder("simple").build()) {
       Lease lease = client.tryAcquire(resource, FencingTestSupport.LONG_TTL).orElseThrow();
       try (FencingScope scope = Fencing.bind(lease);
-          Connection c = simple().getConnection();
+          Connection c = MatrixFixture.simple(db).getConnection();
           RoundTrips trips = new RoundTrips();
           PreparedStatement ps =
               c.prepareStatement(
@@ -99,7 +88,7 @@ class CarriedSimpleTest {
   void aZombieIsRefusedInOneQueryMessageAndNothingIsWritten(int isolation) throws Exception {
     String zombie = externalResource(plain, "simple-zombie-" + isolation, 6);
     exec(plain, "TRUNCATE simple_rows RESTART IDENTITY");
-    Map<String, PreparedCall> writes = new LinkedHashMap<>();
+    Map<String, MatrixFixture.PreparedBody> writes = new LinkedHashMap<>();
     writes.put("executeUpdate", ps -> ps.executeUpdate());
     writes.put("execute", ps -> ps.execute());
     writes.put("executeLargeUpdate", ps -> ps.executeLargeUpdate());
@@ -112,10 +101,10 @@ class CarriedSimpleTest {
     writes.put("executeQuery of a view that writes", ps -> rows(ps.executeQuery()));
     sql.put("executeQuery of a view that writes", "SELECT r + ? AS r FROM simple_hidden");
     try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
-        Connection c = simple().getConnection();
+        Connection c = MatrixFixture.simple(db).getConnection();
         RoundTrips trips = new RoundTrips()) {
       c.setTransactionIsolation(isolation);
-      for (Map.Entry<String, PreparedCall> write : writes.entrySet()) {
+      for (Map.Entry<String, MatrixFixture.PreparedBody> write : writes.entrySet()) {
         try (PreparedStatement ps = c.prepareStatement(sql.get(write.getKey()))) {
           ps.setInt(1, 5);
           trips.reset();
@@ -147,9 +136,7 @@ class CarriedSimpleTest {
       exec(plain, "TRUNCATE simple_texts RESTART IDENTITY");
       String unfencedText;
       String unfencedWarnings;
-      try (Connection c =
-              MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE)
-                  .getConnection();
+      try (Connection c = MatrixFixture.simpleDriver(db).getConnection();
           RoundTrips trips = new RoundTrips();
           PreparedStatement ps = c.prepareStatement(insert)) {
         c.createStatement().execute("SET standard_conforming_strings = " + scs);
@@ -162,7 +149,7 @@ class CarriedSimpleTest {
       String fencedText;
       String fencedWarnings;
       try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5));
-          Connection c = simple().getConnection();
+          Connection c = MatrixFixture.simple(db).getConnection();
           RoundTrips trips = new RoundTrips();
           PreparedStatement ps = c.prepareStatement(insert)) {
         c.createStatement().execute("SET standard_conforming_strings = " + scs);
@@ -193,7 +180,7 @@ class CarriedSimpleTest {
             .isEqualTo("[(t=" + value + ")(t=" + value + ")]");
       }
       try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
-          Connection c = simple().getConnection();
+          Connection c = MatrixFixture.simple(db).getConnection();
           PreparedStatement ps = c.prepareStatement(insert)) {
         c.createStatement().execute("SET standard_conforming_strings = " + scs);
         ps.setString(1, value);
@@ -249,9 +236,7 @@ class CarriedSimpleTest {
     exec(plain, "TRUNCATE simple_streams");
     String insert = "INSERT INTO simple_streams (b, t) VALUES (?, ?)";
     byte[] bytes = "streamed".getBytes(StandardCharsets.UTF_8);
-    try (Connection c =
-            MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE)
-                .getConnection();
+    try (Connection c = MatrixFixture.simpleDriver(db).getConnection();
         PreparedStatement ps = c.prepareStatement(insert)) {
       CarriedCheck carried = CarriedCheck.of(c, ps, PreparedStatement.class, new Object[] {insert});
       assertThat(carried).isNotNull();
@@ -293,11 +278,6 @@ class CarriedSimpleTest {
       b.append(w.getSQLState()).append(' ').append(w.getMessage()).append('|');
     }
     return b.toString();
-  }
-
-  @FunctionalInterface
-  private interface PreparedCall {
-    Object run(PreparedStatement ps) throws SQLException;
   }
 
   /**

@@ -125,6 +125,23 @@ final class FencingTestSupport {
         "CREATE PROCEDURE my_proc(p int) LANGUAGE sql AS 'INSERT INTO t (id, v) VALUES (p, 1)'");
   }
 
+  /**
+   * A write a read hides: table {@code <prefix>_rows (id serial, v int)}, a function {@code
+   * <prefix>_add(p int)} that inserts {@code p} and returns {@code p * 2}, and a view {@code
+   * <prefix>_hidden} whose every read calls it with 3 (one row, {@code r = 6}).
+   */
+  static void createHiddenWrite(DataSource plain, String prefix) throws SQLException {
+    exec(plain, "CREATE TABLE " + prefix + "_rows (id serial PRIMARY KEY, v int NOT NULL)");
+    exec(
+        plain,
+        "CREATE FUNCTION "
+            + prefix
+            + "_add(p int) RETURNS int LANGUAGE sql AS 'INSERT INTO "
+            + prefix
+            + "_rows (v) VALUES (p) RETURNING p * 2'");
+    exec(plain, "CREATE VIEW " + prefix + "_hidden AS SELECT " + prefix + "_add(3) AS r");
+  }
+
   /** The first of 100 ids of {@code t} that no other test uses. */
   static int nextBlock() {
     return BLOCKS.incrementAndGet() * 100;

@@ -85,6 +85,19 @@ final class MatrixFixture {
         });
   }
 
+  /**
+   * The unfenced data source of the tests of {@code preferQueryMode=simple} (autosave
+   * conservative).
+   */
+  static PGSimpleDataSource simpleDriver(TestDatabaseExtension db) {
+    return driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE);
+  }
+
+  /** {@link #simpleDriver} fenced. */
+  static DataSource simple(TestDatabaseExtension db) {
+    return FencedDataSource.wrap(simpleDriver(db));
+  }
+
   /** {@code write} is refused as stale, with the fence's SQLSTATE. */
   static void assertRefusedAsStale(ThrowingCallable write) {
     assertThatThrownBy(write)

@@ -13,8 +13,6 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.postgresql.jdbc.AutoSave;
-import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * Under {@code preferQueryMode=simple} pgjdbc's {@code PreparedStatement.getMetaData()} (with no
@@ -36,40 +34,33 @@ class SimpleMetaDataTest {
     exec(plain, "CREATE TABLE meta_rows (id serial PRIMARY KEY, v int NOT NULL)");
   }
 
-  private static DataSource simple() {
-    return FencedDataSource.wrap(
-        MatrixFixture.driver(db, PreferQueryMode.SIMPLE, AutoSave.CONSERVATIVE));
-  }
-
   @Test
   void aZombiesGetMetaDataWritesNothing() throws Exception {
-    String zombie = externalResource(plain, "meta-zombie", 6);
-    exec(plain, "TRUNCATE meta_rows RESTART IDENTITY");
-    try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
-        Connection c = simple().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement("INSERT INTO meta_rows (v) VALUES (?) RETURNING v")) {
-      ps.setInt(1, 5);
-      MatrixFixture.assertRefusedAsStale(ps::getMetaData);
-      assertThat(c.getAutoCommit()).isTrue();
-    }
-    assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM meta_rows"))
-        .as("a zombie's write through getMetaData")
-        .isZero();
+    assertAZombieWritesNothingThrough(
+        "getMetaData", "INSERT INTO meta_rows (v) VALUES (?) RETURNING v", ps -> ps.getMetaData());
   }
 
   @Test
   void aZombiesGetParameterMetaDataWritesNothing() throws Exception {
-    String zombie = externalResource(plain, "meta-zombie-p", 6);
+    assertAZombieWritesNothingThrough(
+        "getParameterMetaData",
+        "INSERT INTO meta_rows (v) VALUES (?)",
+        ps -> ps.getParameterMetaData());
+  }
+
+  private static void assertAZombieWritesNothingThrough(
+      String name, String sql, MatrixFixture.PreparedBody call) throws Exception {
+    String zombie = externalResource(plain, "meta-zombie-" + name, 6);
     exec(plain, "TRUNCATE meta_rows RESTART IDENTITY");
     try (FencingScope scope = Fencing.bind(FencingToken.of(zombie, 5));
-        Connection c = simple().getConnection();
-        PreparedStatement ps = c.prepareStatement("INSERT INTO meta_rows (v) VALUES (?)")) {
+        Connection c = MatrixFixture.simple(db).getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setInt(1, 5);
-      MatrixFixture.assertRefusedAsStale(ps::getParameterMetaData);
+      MatrixFixture.assertRefusedAsStale(() -> call.run(ps));
+      assertThat(c.getAutoCommit()).isTrue();
     }
     assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM meta_rows"))
-        .as("a zombie's write through getParameterMetaData")
+        .as("a zombie's write through " + name)
         .isZero();
   }
 
@@ -78,7 +69,7 @@ class SimpleMetaDataTest {
     String holder = externalResource(plain, "meta-holder", 5);
     exec(plain, "TRUNCATE meta_rows RESTART IDENTITY");
     try (FencingScope scope = Fencing.bind(FencingToken.of(holder, 5));
-        Connection c = simple().getConnection();
+        Connection c = MatrixFixture.simple(db).getConnection();
         PreparedStatement ps =
             c.prepareStatement("INSERT INTO meta_rows (v) VALUES (?) RETURNING v")) {
       ps.setInt(1, 5);

@@ -252,6 +252,61 @@ class SqlClassifierTest {
             new SqlClassifier.Classification(mayWrite, endsTransaction, rollsBackToSavepoint));
   }
 
+  /**
+   * One command that PostgreSQL refuses inside a transaction block (and writes no table rows), by
+   * its first words; not the forms that can run in one, and not several statements.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      textBlock =
+          """
+          VACUUM                                       | true
+          vacuum (analyze, verbose) t                  | true
+          VACUUM FULL t;                               | true
+          CREATE INDEX CONCURRENTLY i ON t (v)         | true
+          create unique index concurrently on t (v)    | true
+          DROP INDEX CONCURRENTLY IF EXISTS i          | true
+          REINDEX INDEX CONCURRENTLY i                 | true
+          REINDEX (CONCURRENTLY) TABLE t               | true
+          REINDEX (VERBOSE) SCHEMA s                   | true
+          reindex database d                           | true
+          REINDEX SYSTEM                               | true
+          CLUSTER                                      | true
+          cluster verbose                              | true
+          CLUSTER (VERBOSE)                            | true
+          CREATE DATABASE d                            | true
+          DROP DATABASE IF EXISTS d                    | true
+          ALTER DATABASE d SET TABLESPACE s            | true
+          CREATE TABLESPACE s LOCATION '/x'            | true
+          DROP TABLESPACE s                            | true
+          ALTER SYSTEM SET work_mem = '8MB'            | true
+          CREATE SUBSCRIPTION s CONNECTION 'c' PUBLICATION p | true
+          DROP SUBSCRIPTION s                          | true
+          CREATE INDEX i ON t (v)                      | false
+          DROP INDEX i                                 | false
+          REINDEX TABLE t                              | false
+          REINDEX (VERBOSE) INDEX i                    | false
+          CLUSTER t                                    | false
+          CLUSTER VERBOSE t USING i                    | false
+          CLUSTER (VERBOSE) t                          | false
+          ANALYZE t                                    | false
+          ALTER DATABASE d RENAME TO e                 | false
+          ALTER DATABASE d SET work_mem = 1            | false
+          ALTER TABLE t ADD COLUMN database int        | false
+          VACUUM a; VACUUM b                           | false
+          SELECT 1; VACUUM                             | false
+          select 'vacuum'                              | false
+          (VACUUM)                                     | false
+          """)
+  void outsideTransaction(String sql, boolean outside) {
+    assertThat(SqlClassifier.classify(sql).outsideTransaction()).isEqualTo(outside);
+    if (outside) {
+      assertThat(SqlClassifier.classify(sql).mayWrite()).isTrue();
+    }
+  }
+
   @Test
   void mayWriteIsClassifyMayWrite() {
     for (String sql : List.of("select 1", "delete from t", "commit", "select 'x")) {

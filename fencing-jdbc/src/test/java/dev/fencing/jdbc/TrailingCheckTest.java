@@ -36,12 +36,7 @@ class TrailingCheckTest {
   static void schema() throws SQLException {
     FencingTestSupport.migrate(db);
     plain = db.dataSource();
-    exec(plain, "CREATE TABLE tail_rows (id serial PRIMARY KEY, v int NOT NULL)");
-    exec(
-        plain,
-        "CREATE FUNCTION tail_add(p int) RETURNS int LANGUAGE sql"
-            + " AS 'INSERT INTO tail_rows (v) VALUES (p) RETURNING p * 2'");
-    exec(plain, "CREATE VIEW tail_hidden AS SELECT tail_add(3) AS r");
+    FencingTestSupport.createHiddenWrite(plain, "tail");
   }
 
   @Test

@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -14,10 +15,15 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.function.IntSupplier;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A two-node Patroni cluster on loopback for failover tests: one etcd ({@link EtcdServer}), two
@@ -42,9 +48,14 @@ import org.postgresql.ds.PGSimpleDataSource;
  * }</pre>
  */
 public final class PatroniCluster implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PatroniCluster.class);
   private static final Duration PATIENCE = Duration.ofSeconds(90);
 
+  /** How many times a node is launched on new ports when one it was given was taken meanwhile. */
+  static final int PORT_ATTEMPTS = 5;
+
   private final PatroniConfig config;
+  private final IntSupplier ports;
   private final EtcdServer etcd;
   private final Path directory;
   private final List<Node> nodes = new ArrayList<>();
@@ -54,8 +65,9 @@ public final class PatroniCluster implements AutoCloseable {
   private @Nullable Long cutReceiver;
   private boolean closed;
 
-  private PatroniCluster(PatroniConfig config, EtcdServer etcd, Path directory) {
+  private PatroniCluster(PatroniConfig config, EtcdServer etcd, Path directory, IntSupplier ports) {
     this.config = config;
+    this.ports = ports;
     this.etcd = etcd;
     this.directory = directory;
   }
@@ -72,6 +84,11 @@ public final class PatroniCluster implements AutoCloseable {
    * @throws IllegalStateException if Patroni, etcd or PostgreSQL is missing or does not come up
    */
   public static PatroniCluster start(PatroniConfig config) {
+    return start(config, Processes::freePort);
+  }
+
+  /** {@link #start(PatroniConfig)} with the nodes' ports from {@code ports} (tests). */
+  static PatroniCluster start(PatroniConfig config, IntSupplier ports) {
     String missing = missing(config);
     if (missing != null) {
       throw new IllegalStateException(missing);
@@ -79,22 +96,16 @@ public final class PatroniCluster implements AutoCloseable {
     PatroniCluster cluster;
     try {
       Path directory = Files.createTempDirectory("fencing-patroni-");
-      cluster = new PatroniCluster(config, EtcdServer.start(), directory);
+      cluster = new PatroniCluster(config, EtcdServer.start(), directory, ports);
     } catch (IOException e) {
       throw new UncheckedIOException("could not prepare the Patroni cluster", e);
     }
     // Patroni and PostgreSQL outlive a JVM that ends without close()
     Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
     try {
-      Node leader = cluster.launch("node0");
-      if (!Processes.poll(PATIENCE, () -> leader.answers("/primary") && !leader.inRecovery())) {
-        throw new IllegalStateException("node0 did not become primary:\n" + leader.log());
-      }
-      Node replica = cluster.launch("node1");
-      if (!Processes.poll(PATIENCE, () -> replica.answers("/replica") && replica.streams())) {
-        throw new IllegalStateException(
-            "node1 did not become a streaming replica:\n" + replica.log());
-      }
+      cluster.launch("node0", n -> n.answers("/primary") && !n.inRecovery(), "become primary");
+      cluster.launch(
+          "node1", n -> n.answers("/replica") && n.streams(), "become a streaming replica");
     } catch (RuntimeException e) {
       cluster.close();
       throw e;
@@ -247,14 +258,81 @@ public final class PatroniCluster implements AutoCloseable {
     Processes.deleteRecursively(directory);
   }
 
-  private Node launch(String name) {
-    Path dir = directory.resolve(name);
-    int port = Processes.freePort();
-    int restPort = Processes.freePort();
-    String yaml = config.yaml(name, port, restPort, etcd.hostAndPort(), dir);
-    Node node = new Node(name, port, restPort, PatroniProcess.start(name, directory, dir, yaml));
-    nodes.add(node);
-    return node;
+  /**
+   * Launches node {@code name} and waits until it is {@code ready}. A port chosen free can be taken
+   * by another process before PostgreSQL or Patroni's REST API binds it: the node's log then says
+   * "Address already in use", and the node is launched afresh on new ports, up to {@link
+   * #PORT_ATTEMPTS} times.
+   */
+  private Node launch(String name, Predicate<Node> ready, String what) {
+    for (int attempt = 1; ; attempt++) {
+      Path dir = directory.resolve(name);
+      int port = ports.getAsInt();
+      int restPort = ports.getAsInt();
+      String yaml = config.yaml(name, port, restPort, etcd.hostAndPort(), dir);
+      Node node = new Node(name, port, restPort, PatroniProcess.start(name, directory, dir, yaml));
+      nodes.add(node);
+      boolean[] portTaken = {false};
+      boolean up =
+          Processes.poll(
+              PATIENCE,
+              () ->
+                  (portTaken[0] = node.patroni.logContains("Address already in use"))
+                      || ready.test(node));
+      if (up && !portTaken[0]) {
+        return node;
+      }
+      if (!portTaken[0] || attempt == PORT_ATTEMPTS) {
+        throw new IllegalStateException(name + " did not " + what + ":\n" + node.log());
+      }
+      LOG.warn("{}: a port was taken before it could bind it; launching it on new ports", node);
+      nodes.remove(node);
+      node.patroni.stop(PATIENCE);
+      Processes.deleteRecursively(dir);
+      if (nodes.isEmpty()) {
+        forgetInEtcd();
+      }
+    }
+  }
+
+  /**
+   * Deletes the cluster's keys in etcd (Patroni's, under {@code /service/<scope>/}) after a first
+   * node's failed bootstrap: the initialize key it left would make the next one wait for a leader
+   * that never comes.
+   */
+  private void forgetInEtcd() {
+    String prefix = "/service/" + config.scope() + "/";
+    String end = "/service/" + config.scope() + "0"; // '/' + 1: the end of the prefix's range
+    Base64.Encoder b64 = Base64.getEncoder();
+    String body =
+        "{\"key\":\""
+            + b64.encodeToString(prefix.getBytes(StandardCharsets.UTF_8))
+            + "\",\"range_end\":\""
+            + b64.encodeToString(end.getBytes(StandardCharsets.UTF_8))
+            + "\"}";
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create(etcd.endpoint() + "/v3/kv/deleterange"))
+                  .timeout(Duration.ofSeconds(10))
+                  .POST(HttpRequest.BodyPublishers.ofString(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException(
+            "etcd refused to delete "
+                + prefix
+                + ": "
+                + response.statusCode()
+                + " "
+                + response.body());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not delete " + prefix + " in etcd", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted deleting " + prefix + " in etcd", e);
+    }
   }
 
   /** One node: a Patroni process and the PostgreSQL server it manages. */

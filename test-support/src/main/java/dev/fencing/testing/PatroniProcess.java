@@ -82,6 +82,15 @@ final class PatroniProcess {
     }
   }
 
+  /** Whether Patroni's log (PostgreSQL's output included) holds {@code text}. */
+  boolean logContains(String text) {
+    try {
+      return Files.exists(logFile()) && Files.readString(logFile()).contains(text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(name + ": cannot read " + logFile(), e);
+    }
+  }
+
   /** The tail of Patroni's log, for an error message. */
   String log() {
     return Processes.tail(logFile());

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -21,10 +22,12 @@ import org.slf4j.LoggerFactory;
 /**
  * A PostgreSQL server of the machine's own installation ({@code initdb}, {@code pg_ctl}, {@code
  * pg_basebackup} from {@code /usr/lib/postgresql/<major>/bin} or {@code pg_config --bindir}), for
- * tests of replication, failover and restores. It listens on 127.0.0.1 only, on a free port, with
- * its data, socket and log in a temporary folder of its own that {@link #close()} deletes; trust
- * authentication for the superuser {@code postgres}. When the tests run as root, the server's
- * programs run as the operating-system user {@code postgres} (PostgreSQL refuses root).
+ * tests of replication, failover and restores. It listens on 127.0.0.1 only, on a free port (if
+ * another process takes the port between its choice and the server's start, a new server starts on
+ * another: {@link #PORT_ATTEMPTS}), with its data, socket and log in a temporary folder of its own
+ * that {@link #close()} deletes; trust authentication for the superuser {@code postgres}. When the
+ * tests run as root, the server's programs run as the operating-system user {@code postgres}
+ * (PostgreSQL refuses root).
  *
  * <p>Waits are bounded and poll observable state (the server's answer to a query, {@code pg_ctl
  * -w}); nothing sleeps for a guessed time. See {@link StreamingPair} for a primary with a standby.
@@ -38,18 +41,23 @@ public final class PostgresServer implements AutoCloseable {
   /** The longest any wait of these servers takes before it fails. */
   public static final Duration WAIT = Duration.ofSeconds(90);
 
+  /** How many ports a new server tries when the one chosen was taken before it could bind it. */
+  static final int PORT_ATTEMPTS = 5;
+
   private final String name;
   private final Path root;
   private final Path data;
-  private final int port;
+  private final IntSupplier ports;
+  private int port;
   private boolean running;
   private boolean closed;
 
-  private PostgresServer(String name, Path root, int port) {
+  private PostgresServer(String name, Path root, IntSupplier ports) {
     this.name = name;
     this.root = root;
     this.data = root.resolve("data");
-    this.port = port;
+    this.ports = ports;
+    this.port = ports.getAsInt();
   }
 
   /**
@@ -58,7 +66,12 @@ public final class PostgresServer implements AutoCloseable {
    * memory).
    */
   public static PostgresServer create(String name, Map<String, String> settings) {
-    return new PostgresServer(name, Programs.newRoot(name), Processes.freePort()).init(settings);
+    return create(name, settings, Processes::freePort);
+  }
+
+  /** {@link #create(String, Map)} on the ports {@code ports} hands out (tests). */
+  static PostgresServer create(String name, Map<String, String> settings, IntSupplier ports) {
+    return new PostgresServer(name, Programs.newRoot(name), ports).init(settings);
   }
 
   private PostgresServer init(Map<String, String> settings) {
@@ -68,7 +81,7 @@ public final class PostgresServer implements AutoCloseable {
       Map<String, String> all = PostgresCommands.defaults();
       all.putAll(settings);
       server.configure(all);
-      server.start();
+      server.startNew();
       return server;
     } catch (RuntimeException e) {
       server.close();
@@ -81,7 +94,7 @@ public final class PostgresServer implements AutoCloseable {
    * #archive()}, from where a {@linkplain #fromBackup restored backup} recovers to a point in time.
    */
   public static PostgresServer createArchiving(String name) {
-    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes.freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes::freePort);
     try {
       Files.createDirectory(server.archive());
       Programs.handOver(server.archive());
@@ -105,14 +118,14 @@ public final class PostgresServer implements AutoCloseable {
    */
   public static PostgresServer fromBackup(
       String name, Path backup, Map<String, String> settings, boolean recovery) {
-    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes.freePort());
+    PostgresServer server = new PostgresServer(name, Programs.newRoot(name), Processes::freePort);
     try {
       server.exec(List.of("cp", "-a", backup.toString(), server.data.toString()));
       if (recovery) {
         server.exec(List.of("touch", server.data.resolve("recovery.signal").toString()));
       }
       server.configure(settings);
-      server.start();
+      server.startNew();
       return server;
     } catch (RuntimeException e) {
       server.close();
@@ -137,11 +150,11 @@ public final class PostgresServer implements AutoCloseable {
    */
   public PostgresServer standby(String standbyName, Map<String, String> settings) {
     PostgresServer standby =
-        new PostgresServer(standbyName, Programs.newRoot(standbyName), Processes.freePort());
+        new PostgresServer(standbyName, Programs.newRoot(standbyName), Processes::freePort);
     try {
       baseBackupInto(standby.data, true);
       standby.configure(settings);
-      standby.start();
+      standby.startNew();
       return standby;
     } catch (RuntimeException e) {
       standby.close();
@@ -189,6 +202,44 @@ public final class PostgresServer implements AutoCloseable {
     requireOpen();
     exec(PostgresCommands.start(data, root.resolve("server.log"), WAIT));
     running = true;
+  }
+
+  /**
+   * Starts a new server: if its port was taken (by another process, since it was chosen free) it
+   * starts on the next one {@link #ports} hands out, up to {@link #PORT_ATTEMPTS} ports. The
+   * server's refusal to bind says so, no probing. A restart keeps the port: standbys follow it.
+   */
+  private void startNew() {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        start();
+        return;
+      } catch (IllegalStateException e) {
+        if (attempt == PORT_ATTEMPTS || !portTaken()) {
+          throw e;
+        }
+        int taken = port;
+        port = ports.getAsInt();
+        configure(Map.of()); // the last port line of postgresql.conf wins
+        LOG.warn(
+            "{}: port {} was taken before the server could bind it; trying {}", name, taken, port);
+      }
+    }
+  }
+
+  /** Whether the failed start's log says its port is in use; keeps that log aside. */
+  private boolean portTaken() {
+    Path log = root.resolve("server.log");
+    try {
+      if (!Files.exists(log)) {
+        return false;
+      }
+      boolean taken = Files.readString(log).contains("Address already in use");
+      Files.move(log, root.resolve("server.log.port-" + port));
+      return taken;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Stops it cleanly ({@code pg_ctl stop -m fast}). */
