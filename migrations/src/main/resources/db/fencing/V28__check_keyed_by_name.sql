@@ -6,11 +6,12 @@
 -- known before any read:
 --
 --     pg_advisory_xact_lock_shared(<key space>, hashtext(resource))     -- first, alone
---     SELECT ... WHERE name = resource AND max_seen = token AND issuer = 'local'
---                  AND NOT strict_mode AND lock_space = <key space>     -- one read, after it
+--     SELECT ... FROM resource WHERE name = resource                      -- one read, after it:
+--       accepted if max_seen = token, issuer = 'local', not strict, lock_space = <key space>
 --
--- (callgrind: check_one ~112k -> ~82k instructions per call; docs/ARCHITECTURE.md, "The carried
--- check's server CPU" and "The check keyed by the name (V28)", which argues it hazard by hazard.)
+-- (callgrind: check_one ~112k -> ~92k instructions per call, ~82k without the subtransaction of 6;
+-- docs/ARCHITECTURE.md, "The carried check's server CPU" and "The check keyed by the name (V28)",
+-- which argues it hazard by hazard.)
 --
 -- 1. One key per resource: (lock_space, hashtext(name)), two-integer form. Every exclusive locker
 --    takes it: try_acquire's handover without waiting (pg_try_advisory_xact_lock(v_space,
@@ -32,11 +33,13 @@
 --    advisory_key(id)) in a statement over resource, and V27's try_acquire try-locks the same
 --    expression. Taking the relation lock processes the invalidations first, the cached plan that
 --    inlined the old advisory_key depends on it and is planned again, and the new advisory_key
---    gives the name's key: an old body locks the key the new ones lock.
--- 3. The key space is written into the fast path as a constant, marked by a comment "key space"; the read
---    requires lock_space = that constant, so a body whose constant is not the row's space (a key
---    space change, a stale body) never accepts on the fast path: the full path decides, on row
---    locks, as before. set_advisory_key_space (owner only, ACCESS EXCLUSIVE on resource, as
+--    gives the name's key: an old body locks the key the new ones lock (NameKeyMigrationTest forces
+--    both; with advisory_key left on the id, the stale check holds the id key and an acquisition
+--    after the migration does not wait for it).
+-- 3. The key space is written into the fast path as a constant, marked by a comment "key space";
+--    the read requires lock_space = that constant, so a body whose constant is not the row's space
+--    (a key space change, a stale body) never accepts on the fast path: the full path decides, on
+--    row locks, as before. set_advisory_key_space (owner only, ACCESS EXCLUSIVE on resource, as
 --    before) now also rewrites the constant in the five functions that carry it, and fails if a
 --    function does not carry it exactly twice. catalog_fingerprint() reads that constant as 0, so
 --    validate() does not see the operator's key space change as drift (any constant is safe: a
