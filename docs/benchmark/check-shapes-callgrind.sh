@@ -19,7 +19,7 @@
 #                                                          noop (SELECT 1), one (check_one), ab
 #                                                          (check-shapes.sql's two statements),
 #                                                          name (the lock keyed by the name, as
-#                                                          n1: no exclusive locker takes it)
+#                                                          n1; V28 made the exclusive lockers take it)
 set -euo pipefail
 dir=${CARRY_CG_DIR:-/tmp/carry-cg}
 here=$(cd "$(dirname "$0")" && pwd)
