@@ -8,7 +8,8 @@
 --    this cluster, database and fence is recorded and the sequence has handed out a value at or
 --    above the floor (the resource's max_seen and last_issued, and the epoch's base) and below
 --    the epoch's end. It reads what issue_token reads first (V26's statement, after the resource
---    row lock), takes the issuance lock shared and calls nextval, as issue_token does; its
+--    row lock), takes the issuance lock shared and calls nextval, as issue_token does (with its check after
+--    nextval: a value at or below the floor, the sequence set back meanwhile, moves it up); its
 --    re-read of the epoch after the lock (V16: any later statement than the lock sees an advance
 --    committed before it, and none can commit after it) is a condition of the resource row's
 --    UPDATE: no row updated means the epoch moved, and raises issue_token's 40001. Anything else
@@ -22,7 +23,7 @@
 --    (holder NULL) and takes a lease with a validated holder, a token from issue_token's counter
 --    (positive, above the floor) and acquired_at/expires_at from clock_timestamp() and a
 --    validated ttl; renew (V2) sets expires_at from clock_timestamp() and a validated ttl on a
---    held row; release (V2, V20, V27) sets holder NULL. LeaseRowInvariantTest checks every
+--    held row; release (V2, V20, V27) sets holder NULL. LeaseIssuingInLineTest checks every
 --    writer's rows. resource's two CHECKs stay: they state the safety invariants (no token
 --    accepted above what was issued) that many functions write under.
 -- Instructions per acquire+release: 1,130k -> 1,025k (see the docs).
@@ -186,6 +187,12 @@ BEGIN
        AND v_last < v_base + 8796093022207 THEN
         PERFORM pg_advisory_xact_lock_shared('${flyway:defaultSchema}.resource'::regclass::oid::integer, 16);
         v_token := nextval('${flyway:defaultSchema}.token_seq');
+        -- issue_token's check after nextval: the sequence may have been set back since it was read
+        -- (advance_sequence's setval takes no issuance lock); never at or below the floor.
+        IF v_token <= v_need THEN
+            PERFORM setval('${flyway:defaultSchema}.token_seq', v_need);
+            v_token := nextval('${flyway:defaultSchema}.token_seq');
+        END IF;
         -- issue_token's re-read of the epoch after its lock (V16: a later statement than the lock,
         -- so an advance committed before the lock is seen; none can commit after it), in the
         -- UPDATE of the resource row: no row when the epoch moved.

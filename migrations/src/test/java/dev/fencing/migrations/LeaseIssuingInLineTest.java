@@ -6,6 +6,9 @@ import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -118,6 +121,78 @@ class LeaseIssuingInLineTest {
                       + " AND l.holder = 'c' AND l.token = ?",
                   d))
           .isEqualTo(1);
+    }
+  }
+
+  /**
+   * The sequence set back below the resource's last token after the in-line path read it and while
+   * it waits for the issuance lock (advance_sequence sets the sequence without that lock, so its
+   * setval can land below a value issued after its read), onto values never issued (a gap): the
+   * token is still above the resource's last one, as issue_token's own check after nextval makes it
+   * (setval to the floor, nextval again). Seen red without that check in the in-line path (READ
+   * COMMITTED): the token handed out was below the resource's previous one.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})
+  void aSequenceSetBackWhileTheAcquisitionWaitsIsNotIssuedBelowTheFloor(String isolation)
+      throws Exception {
+    String res = FenceSql.unique("inline/setback");
+    try (Connection c = db.connect();
+        Connection blocker = db.connect();
+        Connection acquirer = db.connect()) {
+      try {
+        long first = Fence.acquire(c, res, "a", TTL);
+        Fence.release(c, res, first);
+        FenceSql.run(c, "SELECT setval('fencing.token_seq', ?)", first + 10); // a gap
+        long floor = Fence.acquire(c, res, "a", TTL);
+        Fence.release(c, res, floor);
+        blocker.setAutoCommit(false);
+        FenceSql.run(
+            blocker,
+            "SELECT pg_advisory_xact_lock('fencing.resource'::regclass::oid::integer, 16)");
+        int pid = (int) FenceSql.longValue(acquirer, "SELECT pg_backend_pid()");
+        acquirer.setAutoCommit(false);
+        FenceSql.run(acquirer, "SET TRANSACTION ISOLATION LEVEL " + isolation);
+        CompletableFuture<Long> second =
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return Fence.acquire(acquirer, res, "b", TTL);
+                  } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
+        awaitBlockedBy(c, pid, blocker);
+        FenceSql.run(c, "SELECT setval('fencing.token_seq', ?)", first + 2); // into the gap
+        blocker.commit();
+        long token = second.get(30, TimeUnit.SECONDS);
+        acquirer.commit();
+        assertThat(token).as("the token after %s", floor).isGreaterThan(floor);
+        assertThat(Fence.maxSeen(c, res)).isEqualTo(token);
+      } finally {
+        FenceSql.run(
+            c,
+            "SELECT setval('fencing.token_seq', greatest((SELECT last_value FROM"
+                + " fencing.token_seq), (SELECT max(token) FROM fencing.issuance)))");
+      }
+    }
+  }
+
+  /** Waits until {@code pid} is blocked by the backend of {@code blocker} (bounded, pg_locks). */
+  private static void awaitBlockedBy(Connection observer, int pid, Connection blocker)
+      throws SQLException {
+    long blockerPid = FenceSql.longValue(blocker, "SELECT pg_backend_pid()");
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      List<Long> blocking =
+          FenceSql.longs(observer, "SELECT unnest(pg_blocking_pids(?))::bigint", pid);
+      if (blocking.contains(blockerPid)) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("backend " + pid + " never waited for the issuance lock");
+      }
+      Thread.onSpinWait();
     }
   }
 
