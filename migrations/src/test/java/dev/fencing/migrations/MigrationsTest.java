@@ -174,7 +174,8 @@ class MigrationsTest {
               "23 intervals without months true",
               "26 lease with less server work true",
               "27 lease reading what it uses true",
-              "28 check keyed by name true");
+              "28 check keyed by name true",
+              "29 lease issuing in line true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
