@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -60,10 +61,11 @@ final class CarriedCheck {
   private final CarriedCombined combined;
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
-  // a read in autocommit with the commit's check (literal) behind it
-  private final CarriedRead read;
-  // the execution in autocommit under preferQueryMode=simple: one query message
-  private final CarriedSimple simple;
+  // a read in autocommit with the commit's check (literal) behind it; made when first needed
+  private @Nullable CarriedRead read;
+  // the execution in autocommit under preferQueryMode=simple: one query message; made when first
+  // needed (both only in autocommit: a statement per transaction makes neither in a transaction)
+  private @Nullable CarriedSimple simple;
 
   private CarriedCheck(
       Connection connection, PreparedStatement raw, String sql, String @Nullable [] keyColumns) {
@@ -73,8 +75,22 @@ final class CarriedCheck {
     this.keyColumns = keyColumns;
     this.current = raw;
     this.combined = new CarriedCombined(connection, this, raw, sql, keyColumns);
-    this.read = new CarriedRead(connection, this, sql);
-    this.simple = new CarriedSimple(connection, this, raw, params);
+  }
+
+  /**
+   * Whether this execution runs in autocommit under {@code preferQueryMode=simple} ({@link
+   * CarriedSimple#inAutocommit}); in a transaction no {@link CarriedSimple} is made.
+   */
+  private boolean simpleInAutocommit() throws SQLException {
+    if (!connection.getAutoCommit()) {
+      return false;
+    }
+    CarriedSimple s = simple;
+    if (s == null) {
+      s = new CarriedSimple(connection, this, raw, params);
+      simple = s;
+    }
+    return s.inAutocommit();
   }
 
   /**
@@ -208,8 +224,8 @@ final class CarriedCheck {
     if (columns != null && raw.getMaxRows() != 0) {
       return null; // the keys cut to max rows: the driver's own execution
     }
-    if (columns == null && simple.inAutocommit()) {
-      return simple.run(name, check);
+    if (columns == null && simpleInAutocommit()) {
+      return Objects.requireNonNull(simple).run(name, check);
     }
     return combined.run(name, check);
   }
@@ -241,10 +257,15 @@ final class CarriedCheck {
     if (keyColumns != null || raw.getFetchSize() != 0 || !CheckedRead.carries(raw, name, sql)) {
       return null;
     }
-    if (simple.inAutocommit()) {
-      return simple.runRead(name, check);
+    if (simpleInAutocommit()) {
+      return Objects.requireNonNull(simple).runRead(name, check);
     }
-    return read.run(name, check);
+    CarriedRead r = read;
+    if (r == null) {
+      r = new CarriedRead(connection, this, sql);
+      read = r;
+    }
+    return r.run(name, check);
   }
 
   /**
@@ -319,13 +340,14 @@ final class CarriedCheck {
 
   void close() throws SQLException {
     SQLException failed = null;
-    List<PreparedStatement> all = new ArrayList<>(combined.statements());
-    PreparedStatement t = read.statement();
+    List<Statement> statements = new ArrayList<>(combined.statements());
+    CarriedRead r = read;
+    PreparedStatement t = r == null ? null : r.statement();
     if (t != null) {
-      all.add(t);
+      statements.add(t);
     }
-    List<Statement> statements = new ArrayList<>(all);
-    Statement plain = simple.made();
+    CarriedSimple s = simple;
+    Statement plain = s == null ? null : s.made();
     if (plain != null) {
       statements.add(plain);
     }
@@ -349,11 +371,13 @@ final class CarriedCheck {
     for (PreparedStatement c : combined.statements()) {
       c.cancel(); // the driver's cancel of an idle statement does nothing
     }
-    PreparedStatement t = read.statement();
+    CarriedRead r = read;
+    PreparedStatement t = r == null ? null : r.statement();
     if (t != null) {
       t.cancel();
     }
-    Statement plain = simple.made();
+    CarriedSimple s = simple;
+    Statement plain = s == null ? null : s.made();
     if (plain != null) {
       plain.cancel();
     }

@@ -5,9 +5,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
@@ -26,8 +29,17 @@ final class CarriedCombined {
   private final String sql;
   // the columns of a statement prepared for generated keys (CarriedKeys), else null
   private final String @Nullable [] keyColumns;
-  // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once
-  private final Map<String, PreparedStatement> combined = new HashMap<>(2);
+  // The combined texts, by the check's text and the statement's: made once per text, not per
+  // carrier (a new PreparedStatement per transaction would otherwise build and hash it anew each
+  // time, for pgjdbc's statement cache to find the same server-prepared statement).
+  private static final ConcurrentHashMap<String, TextMemo<String>> TEXTS =
+      new ConcurrentHashMap<>();
+
+  // the combined statements, by the check's text (check_one's, check_tokens'): each prepared once;
+  // the first in a field (one form per transaction is the rule), any other in the map
+  private @Nullable String firstCheck;
+  private @Nullable PreparedStatement first;
+  private @Nullable Map<String, PreparedStatement> others;
   // the generated keys of the combined statement's last execution
   private @Nullable ResultSet keys;
 
@@ -102,7 +114,8 @@ final class CarriedCombined {
    * the client); null if the statement is never carried (then no execution carries any more).
    */
   @Nullable PreparedStatement statement(String checkSql) throws SQLException {
-    PreparedStatement c = combined.get(checkSql);
+    PreparedStatement c =
+        checkSql.equals(firstCheck) ? first : others == null ? null : others.get(checkSql);
     if (c == null && !owner.stopped()) {
       String[] columns = keyColumns;
       String carried = columns == null ? sql : CarriedKeys.returning(connection, raw, sql, columns);
@@ -111,15 +124,36 @@ final class CarriedCombined {
         return null;
       }
       // no space after the ";": the statement's text, and an error's position in it, as unfenced
-      c = connection.prepareStatement(checkSql + ";" + carried);
+      c = connection.prepareStatement(text(checkSql, carried));
       if (columns != null && !CarriedKeys.rowsAndCounts(c)) {
         c.close();
         owner.stopCarrying();
         return null;
       }
-      combined.put(checkSql, c);
+      if (first == null) {
+        firstCheck = checkSql;
+        first = c;
+      } else {
+        if (others == null) {
+          others = new HashMap<>(2);
+        }
+        others.put(checkSql, c);
+      }
     }
     return c;
+  }
+
+  /** {@code <check>;<statement>}, made once per pair of texts while the memo keeps it. */
+  private static String text(String checkSql, String statement) {
+    return TEXTS
+        .computeIfAbsent(
+            checkSql,
+            check ->
+                new TextMemo<>(
+                    s -> check + ";" + s,
+                    SqlClassifier.MEMO_ENTRIES,
+                    SqlClassifier.MEMO_TEXT_LENGTH))
+        .get(statement);
   }
 
   /** The generated keys of the last execution, if it kept any. */
@@ -134,6 +168,15 @@ final class CarriedCombined {
 
   /** The combined statements prepared so far (closed and cancelled with the caller's). */
   Collection<PreparedStatement> statements() {
-    return combined.values();
+    PreparedStatement f = first;
+    if (f == null) {
+      return List.of();
+    }
+    if (others == null) {
+      return List.of(f);
+    }
+    List<PreparedStatement> all = new ArrayList<>(others.values());
+    all.add(0, f);
+    return all;
   }
 }

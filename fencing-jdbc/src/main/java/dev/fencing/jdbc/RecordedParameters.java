@@ -26,29 +26,75 @@ final class RecordedParameters {
   // PostgreSQL's limit on a statement's parameters
   private static final int MAX_INDEX = 65535;
 
-  // whether a method's first parameter is an int: getParameterTypes() copies its array per call
-  private static final Map<Method, Boolean> INT_FIRST = new ConcurrentHashMap<>();
+  // how a method is replayed, NONE if its first parameter is not an int (not a parameter's
+  // setter): getParameterTypes() copies its array per call, so it is asked once per method
+  private static final Map<Method, Setter> SETTERS = new ConcurrentHashMap<>();
 
-  /** A setter call to replay: {@code setter} with {@code args} (the index first). */
-  private record Param(Method setter, Object[] args) {}
+  /**
+   * A setter call to replay: {@code setter} with {@code args} (the index first); {@code direct} the
+   * same setter called without reflection, for the common ones.
+   */
+  private record Param(Method setter, Object[] args, Setter direct) {}
+
+  /**
+   * The setters applications (and Hibernate) call most, replayed by a direct call of the same
+   * {@code PreparedStatement} method with the same arguments: no argument array copied, no {@code
+   * Method.invoke}. Any other setter goes through reflection ({@link #REFLECTIVE}).
+   */
+  private enum Setter {
+    NONE,
+    REFLECTIVE,
+    INT,
+    LONG,
+    STRING,
+    OBJECT,
+    NULL;
+
+    static Setter of(Method m) {
+      Class<?>[] types = m.getParameterTypes();
+      if (types.length == 0 || types[0] != int.class) {
+        return NONE;
+      }
+      if (types.length != 2 || m.getDeclaringClass() != PreparedStatement.class) {
+        return REFLECTIVE;
+      }
+      Class<?> type = types[1];
+      return switch (m.getName()) {
+        case "setInt" -> type == int.class ? INT : REFLECTIVE;
+        case "setLong" -> type == long.class ? LONG : REFLECTIVE;
+        case "setString" -> type == String.class ? STRING : REFLECTIVE;
+        case "setObject" -> type == Object.class ? OBJECT : REFLECTIVE;
+        case "setNull" -> type == int.class ? NULL : REFLECTIVE;
+        default -> REFLECTIVE;
+      };
+    }
+  }
 
   // by parameter index (1-based; 0 unused), grown as needed: no boxing, no map entry per setter
   private Param @Nullable [] params;
   private int count;
   private boolean replayable = true;
 
-  /** Records a call the driver's statement accepted, if it sets a parameter. */
+  /**
+   * Records a call the driver's statement accepted, if it sets a parameter. {@code args} is the
+   * proxy's own array of this call (a new one per call, held by no one after it): kept as it is
+   * unless an element must be copied.
+   */
   void called(Method method, Object @Nullable [] args) {
     if (args == null
         || args.length < 2
         || !(args[0] instanceof Integer index)
-        || !method.getName().startsWith("set")
-        || !INT_FIRST.computeIfAbsent(method, m -> m.getParameterTypes()[0] == int.class)) {
+        || !method.getName().startsWith("set")) {
       return;
     }
-    Object[] copy = args.clone();
-    for (int i = 1; i < copy.length; i++) {
-      Object a = copy[i];
+    Setter setter = SETTERS.computeIfAbsent(method, Setter::of);
+    if (setter == Setter.NONE) {
+      return;
+    }
+    Object[] kept = args;
+    for (int i = 1; i < kept.length; i++) {
+      Object a = kept[i];
+      Object copy = a;
       if (a instanceof InputStream
           || a instanceof Reader
           || a instanceof Blob
@@ -56,16 +102,22 @@ final class RecordedParameters {
           || a instanceof SQLXML) {
         replayable = false; // read once by the driver
       } else if (a instanceof byte[] bytes) {
-        copy[i] = bytes.clone();
+        copy = bytes.clone();
       } else if (a instanceof java.util.Date date) {
-        copy[i] = date.clone();
+        copy = date.clone();
       } else if (a instanceof Calendar calendar) {
-        copy[i] = calendar.clone();
+        copy = calendar.clone();
       } else if (a instanceof Object[] array) {
-        copy[i] = array.clone();
+        copy = array.clone();
+      }
+      if (copy != a) {
+        if (kept == args) {
+          kept = args.clone();
+        }
+        kept[i] = copy;
       }
     }
-    put(index, new Param(method, copy));
+    put(index, new Param(method, kept, setter));
   }
 
   private void put(int index, Param p) {
@@ -112,15 +164,29 @@ final class RecordedParameters {
       if (p == null) {
         continue;
       }
-      Object[] args = p.args().clone();
-      args[0] = index + shift;
-      try {
-        Delegation.invoke(c, p.setter(), args);
-      } catch (SQLException | RuntimeException | Error e) {
-        throw e;
-      } catch (Throwable e) {
-        throw new SQLException(e);
+      Object[] recorded = p.args();
+      int at = index + shift;
+      switch (p.direct()) {
+        case INT -> c.setInt(at, (Integer) recorded[1]);
+        case LONG -> c.setLong(at, (Long) recorded[1]);
+        case STRING -> c.setString(at, (String) recorded[1]);
+        case OBJECT -> c.setObject(at, recorded[1]);
+        case NULL -> c.setNull(at, (Integer) recorded[1]);
+        case REFLECTIVE -> reflectively(c, p.setter(), recorded, at);
       }
+    }
+  }
+
+  private static void reflectively(PreparedStatement c, Method setter, Object[] recorded, int at)
+      throws SQLException {
+    Object[] args = recorded.clone();
+    args[0] = at;
+    try {
+      Delegation.invoke(c, setter, args);
+    } catch (SQLException | RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new SQLException(e);
     }
   }
 }

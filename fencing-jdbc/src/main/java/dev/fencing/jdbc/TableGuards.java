@@ -67,8 +67,13 @@ final class TableGuards {
         .add(resource == null ? PER_ROW : resource);
   }
 
+  // An entity write announces its table by the name Hibernate gives: normalised once per name.
+  private static final TextMemo<String> NORMALISED =
+      new TextMemo<>(
+          TableGuards::normalise, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+
   static void announce(String table) {
-    ANNOUNCED.get().merge(normalise(table), 1, Integer::sum);
+    ANNOUNCED.get().merge(NORMALISED.get(table), 1, Integer::sum);
   }
 
   /** Forgets the announcements of the writing thread (its transaction ended). */

@@ -9,6 +9,8 @@ import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.hibernate.Session;
 import org.junit.jupiter.api.AfterAll;
@@ -31,7 +33,13 @@ class IdentityRoundTripsTest {
 
   @BeforeAll
   static void start() {
-    jpa = JpaFixture.start(db, IdentityEntry.class, PlainIdentityEntry.class);
+    jpa =
+        JpaFixture.start(
+            db,
+            IdentityEntry.class,
+            PlainIdentityEntry.class,
+            LedgerBalance.class,
+            PlainBalance.class);
   }
 
   @AfterEach
@@ -88,6 +96,80 @@ class IdentityRoundTripsTest {
     }
     assertThat(jpa.checkCalls() - calls).isEqualTo(1);
     assertThat(jpa.count("identity_entry")).isEqualTo(3);
+  }
+
+  /**
+   * The benchmark's Hibernate transaction in small: find an entity, change it (dirty checking
+   * writes it at the flush), persist an {@code IDENTITY} entry. Once the connection has prepared
+   * its statements, the fenced one sends the unfenced one's messages plus the check's Bind and
+   * Execute, in as many round trips, and neither parses nor describes anything.
+   */
+  @Test
+  void aFencedFindChangePersistTransactionSendsTheUnfencedMessagesAndTheCheck() {
+    Lease lease = jpa.current("ledger");
+    transaction(s -> s.persist(new PlainBalance(1)));
+    try (FencingScope scope = Fencing.bind(lease)) {
+      transaction(s -> s.persist(new LedgerBalance(1)));
+    }
+    for (int i = 0; i < 10; i++) { // past pgjdbc's prepareThreshold (5) for every statement
+      plainFindChangePersist();
+      try (FencingScope scope = Fencing.bind(lease)) {
+        fencedFindChangePersist();
+      }
+    }
+    try (RoundTrips trips = new RoundTrips()) {
+      trips.reset();
+      plainFindChangePersist();
+      int unfenced = trips.count();
+      List<String> sentUnfenced = trips.sent();
+
+      trips.reset();
+      try (FencingScope scope = Fencing.bind(lease)) {
+        fencedFindChangePersist();
+      }
+      int fenced = trips.count();
+      List<String> sent = trips.sent();
+
+      assertThat(fenced)
+          .as("round trips, fenced %s against unfenced %s", sent, sentUnfenced)
+          .isEqualTo(unfenced);
+      assertThat(sent)
+          .as("a steady fenced transaction parses and describes nothing")
+          .noneMatch(m -> m.startsWith(" FE=> Parse") || m.startsWith(" FE=> Describe"));
+      Map<String, Integer> extra = kinds(sent);
+      kinds(sentUnfenced).forEach((k, n) -> extra.merge(k, -n, Integer::sum));
+      extra.values().removeIf(n -> n == 0);
+      assertThat(extra)
+          .as("messages beyond the unfenced ones: fenced %s, unfenced %s", sent, sentUnfenced)
+          .isEqualTo(Map.of("Bind", 1, "Execute", 1));
+    }
+  }
+
+  private static void plainFindChangePersist() {
+    transaction(
+        s -> {
+          s.find(PlainBalance.class, 1L).balance++;
+          s.persist(new PlainIdentityEntry("entry"));
+        });
+  }
+
+  private static void fencedFindChangePersist() {
+    transaction(
+        s -> {
+          s.find(LedgerBalance.class, 1L).balance++;
+          s.persist(new IdentityEntry("entry"));
+        });
+  }
+
+  /** The messages by kind (Bind, Execute, Sync, ...), counted. */
+  private static Map<String, Integer> kinds(List<String> sent) {
+    Map<String, Integer> kinds = new TreeMap<>();
+    for (String m : sent) {
+      String k = m.trim().substring("FE=> ".length());
+      int paren = k.indexOf('(');
+      kinds.merge(paren < 0 ? k.trim() : k.substring(0, paren), 1, Integer::sum);
+    }
+    return kinds;
   }
 
   /** The index of the first message from {@code from} on that contains {@code text}, or -1. */
