@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -260,6 +261,16 @@ public final class EtcdFencedLock implements FencedLock {
     }
   }
 
+  /**
+   * The failure itself: jetcd's futures are dependent stages of the ones its replies complete, so a
+   * failure reaches them wrapped in a {@link CompletionException}.
+   */
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    return failure instanceof CompletionException c && c.getCause() != null
+        ? c.getCause()
+        : failure;
+  }
+
   private static ByteSequence bytes(String s) {
     return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
@@ -327,7 +338,7 @@ public final class EtcdFencedLock implements FencedLock {
               (response, failure) -> {
                 if (response != null) {
                   extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
-                } else if (failure instanceof EtcdException e
+                } else if (unwrap(failure) instanceof EtcdException e
                     && e.getErrorCode() == ErrorCode.NOT_FOUND) {
                   lost = true; // keepAliveOnce's answer to a TTL of zero
                 }
