@@ -17,6 +17,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
@@ -70,6 +72,30 @@ import org.jspecify.annotations.Nullable;
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
+
+  /**
+   * Sends every lock's keep-alives (each only starts an asynchronous request): one daemon thread,
+   * not the common pool, which the application's tasks can occupy.
+   */
+  private static final ScheduledThreadPoolExecutor KEEP_ALIVES = keepAliveScheduler();
+
+  private static ScheduledThreadPoolExecutor keepAliveScheduler() {
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, "fencing-etcd-keep-alive");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.setRemoveOnCancelPolicy(true);
+    return scheduler;
+  }
+
+  /** How many keep-alive tasks are scheduled, all locks together (tests). */
+  static int scheduledKeepAlives() {
+    return KEEP_ALIVES.getQueue().size();
+  }
 
   private final Client client;
   private final String resource;
@@ -294,6 +320,7 @@ public final class EtcdFencedLock implements FencedLock {
     @Nullable FencingToken token;
     private volatile boolean lost;
     private volatile boolean ended;
+    private volatile @Nullable ScheduledFuture<?> keepAlives;
     private volatile long confirmedUntil; // written under synchronized (this)
 
     Holding(long leaseId, long confirmedUntil) {
@@ -310,18 +337,23 @@ public final class EtcdFencedLock implements FencedLock {
     }
 
     /**
-     * Renews every {@code periodNanos} (real time) until ended, or until the client refuses to send
-     * (closed): the lease then runs out at its confirmed deadline.
+     * Renews every {@code periodNanos} (real time) until ended (the task is then cancelled and
+     * removed at once, not left queued for up to a third of the TTL), or until the client refuses
+     * to send (closed): the lease then runs out at its confirmed deadline.
      */
     void keepAliveEvery(long periodNanos) {
-      CompletableFuture.runAsync(
-          () -> {
-            if (!ended && !lost) {
-              renew();
-              keepAliveEvery(periodNanos);
-            }
-          },
-          CompletableFuture.delayedExecutor(periodNanos, TimeUnit.NANOSECONDS));
+      keepAlives =
+          KEEP_ALIVES.scheduleAtFixedRate(
+              () -> {
+                if (!ended && !lost) {
+                  renew();
+                } else if (keepAlives != null) {
+                  keepAlives.cancel(false); // lost: nothing left to renew
+                }
+              },
+              periodNanos,
+              periodNanos,
+              TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -356,6 +388,10 @@ public final class EtcdFencedLock implements FencedLock {
     void end(Client client, Duration timeout) {
       lost = true;
       ended = true;
+      ScheduledFuture<?> k = keepAlives;
+      if (k != null) {
+        k.cancel(false);
+      }
       try {
         client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {

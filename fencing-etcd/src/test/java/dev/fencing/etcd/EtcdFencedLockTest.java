@@ -253,6 +253,24 @@ class EtcdFencedLockTest {
     }
   }
 
+  /**
+   * A released holding's keep-alives are unscheduled at once: nothing of it stays queued until the
+   * next third of its TTL (here an hour), once per acquisition.
+   */
+  @Test
+  void releaseUnschedulesTheKeepAlives() throws Exception {
+    int before = EtcdFencedLock.scheduledKeepAlives();
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
+      for (int i = 0; i < 3; i++) {
+        lock.acquire(PATIENCE);
+        assertThat(EtcdFencedLock.scheduledKeepAlives()).isEqualTo(before + 1);
+        lock.release();
+        assertThat(EtcdFencedLock.scheduledKeepAlives()).isEqualTo(before);
+      }
+    }
+  }
+
   private static final long LATENCY = TimeUnit.SECONDS.toNanos(5);
 
   /** A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease reply. */
