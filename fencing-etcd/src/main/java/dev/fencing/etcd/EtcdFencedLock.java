@@ -6,8 +6,6 @@ import dev.fencing.jdbc.FencingToken;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -15,10 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
@@ -73,30 +68,6 @@ import org.jspecify.annotations.Nullable;
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
 
-  /**
-   * Sends every lock's keep-alives (each only starts an asynchronous request): one daemon thread,
-   * not the common pool, which the application's tasks can occupy.
-   */
-  private static final ScheduledThreadPoolExecutor KEEP_ALIVES = keepAliveScheduler();
-
-  private static ScheduledThreadPoolExecutor keepAliveScheduler() {
-    ScheduledThreadPoolExecutor scheduler =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "fencing-etcd-keep-alive");
-              t.setDaemon(true);
-              return t;
-            });
-    scheduler.setRemoveOnCancelPolicy(true);
-    return scheduler;
-  }
-
-  /** How many keep-alive tasks are scheduled, all locks together (tests). */
-  static int scheduledKeepAlives() {
-    return KEEP_ALIVES.getQueue().size();
-  }
-
   private final Client client;
   private final String resource;
   private final String lockName;
@@ -104,7 +75,7 @@ public final class EtcdFencedLock implements FencedLock {
   private final Duration requestTimeout;
   private final LongSupplier nanoTime;
   private final Object guard = new Object();
-  private volatile @Nullable Holding holding;
+  private volatile @Nullable LeaseHolding holding;
   private volatile boolean closed;
 
   private EtcdFencedLock(Builder builder, String lockName) {
@@ -139,7 +110,7 @@ public final class EtcdFencedLock implements FencedLock {
    * is how etcd takes the lock away).
    */
   public Optional<Long> leaseId() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h == null ? Optional.empty() : Optional.of(h.leaseId);
   }
 
@@ -160,14 +131,16 @@ public final class EtcdFencedLock implements FencedLock {
       if (closed) {
         throw new IllegalStateException("lock on " + resource + " is closed");
       }
-      Holding current = holding;
+      LeaseHolding current = holding;
       if (current != null) {
         throw new IllegalStateException(
             "lock on " + resource + " is already held with token " + current.token);
       }
       long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
       LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
-      Holding h = new Holding(grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
+      LeaseHolding h =
+          new LeaseHolding(
+              client, nanoTime, grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
       long leaseId = h.leaseId;
       h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
       try {
@@ -225,13 +198,13 @@ public final class EtcdFencedLock implements FencedLock {
 
   @Override
   public Optional<FencingToken> token() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h != null && h.alive() ? Optional.ofNullable(h.token) : Optional.empty();
   }
 
   @Override
   public boolean isHeld() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h != null && h.alive();
   }
 
@@ -240,7 +213,7 @@ public final class EtcdFencedLock implements FencedLock {
    * TTL); completes when etcd answered. For tests.
    */
   CompletableFuture<?> renewNow() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h == null ? CompletableFuture.completedFuture(null) : h.renew();
   }
 
@@ -248,7 +221,7 @@ public final class EtcdFencedLock implements FencedLock {
   @Override
   public void release() {
     synchronized (guard) {
-      Holding h = holding;
+      LeaseHolding h = holding;
       if (h == null) {
         return;
       }
@@ -265,7 +238,7 @@ public final class EtcdFencedLock implements FencedLock {
 
   @Override
   public String toString() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return "EtcdFencedLock["
         + resource
         + " at "
@@ -287,16 +260,6 @@ public final class EtcdFencedLock implements FencedLock {
     }
   }
 
-  /**
-   * The failure itself: jetcd's futures are dependent stages of the ones its replies complete, so a
-   * failure reaches them wrapped in a {@link CompletionException}.
-   */
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-    return failure instanceof CompletionException c && c.getCause() != null
-        ? c.getCause()
-        : failure;
-  }
-
   private static ByteSequence bytes(String s) {
     return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
@@ -306,114 +269,6 @@ public final class EtcdFencedLock implements FencedLock {
       return d.toNanos();
     } catch (ArithmeticException e) {
       return Long.MAX_VALUE;
-    }
-  }
-
-  /**
-   * One acquisition: its lease, kept alive until released, and what etcd said about it. The
-   * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
-   * keep-alive stream: its replies do not say when the request they answer was sent, and the lease
-   * is only known to last its TTL from then.
-   */
-  private final class Holding {
-    final long leaseId;
-    @Nullable FencingToken token;
-    private volatile boolean lost;
-    private volatile boolean ended;
-    private volatile @Nullable ScheduledFuture<?> keepAlives;
-    private volatile long confirmedUntil; // written under synchronized (this)
-
-    Holding(long leaseId, long confirmedUntil) {
-      this.leaseId = leaseId;
-      this.confirmedUntil = confirmedUntil;
-    }
-
-    /**
-     * Whether etcd has neither dropped the lease nor left it unconfirmed for a whole TTL since the
-     * last confirmed request was sent.
-     */
-    boolean alive() {
-      return !lost && nanoTime.getAsLong() - confirmedUntil < 0;
-    }
-
-    /**
-     * Renews every {@code periodNanos} (real time) until ended (the task is then cancelled and
-     * removed at once, not left queued for up to a third of the TTL), or until the client refuses
-     * to send (closed): the lease then runs out at its confirmed deadline.
-     */
-    void keepAliveEvery(long periodNanos) {
-      keepAlives =
-          KEEP_ALIVES.scheduleAtFixedRate(
-              () -> {
-                if (!ended && !lost) {
-                  renew();
-                } else if (keepAlives != null) {
-                  keepAlives.cancel(false); // lost: nothing left to renew
-                }
-              },
-              periodNanos,
-              periodNanos,
-              TimeUnit.NANOSECONDS);
-    }
-
-    /**
-     * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
-     * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of
-     * zero) is final; other failures leave the lease to its confirmed deadline.
-     */
-    CompletableFuture<?> renew() {
-      long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
-      return client
-          .getLeaseClient()
-          .keepAliveOnce(leaseId)
-          .whenComplete(
-              (response, failure) -> {
-                if (response != null) {
-                  extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
-                } else if (unwrap(failure) instanceof EtcdException e
-                    && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-                  lost = true; // keepAliveOnce's answer to a TTL of zero
-                }
-              })
-          .exceptionally(failure -> null);
-    }
-
-    private synchronized void extend(long until) {
-      if (until - confirmedUntil > 0) {
-        confirmedUntil = until;
-      }
-    }
-
-    /** Stops the keep-alives and revokes the lease (deleting the lock key, if any). */
-    void end(Client client, Duration timeout) {
-      lost = true;
-      ended = true;
-      ScheduledFuture<?> k = keepAlives;
-      if (k != null) {
-        k.cancel(false);
-      }
-      try {
-        client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new FencedLockException("interrupted while revoking lease " + leaseId, e);
-      } catch (ExecutionException e) {
-        if (!String.valueOf(e.getCause()).contains("lease not found")) {
-          throw new FencedLockException(
-              "could not revoke lease "
-                  + Long.toHexString(leaseId)
-                  + "; etcd deletes the lock key when it expires",
-              e.getCause());
-        }
-      } catch (TimeoutException e) {
-        throw new FencedLockException(
-            "etcd did not answer within "
-                + timeout
-                + " to revoke lease "
-                + Long.toHexString(leaseId)
-                + "; etcd deletes the lock key when it expires",
-            e);
-      }
     }
   }
 

@@ -259,14 +259,14 @@ class EtcdFencedLockTest {
    */
   @Test
   void releaseUnschedulesTheKeepAlives() throws Exception {
-    int before = EtcdFencedLock.scheduledKeepAlives();
+    int before = LeaseHolding.scheduledKeepAlives();
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
       for (int i = 0; i < 3; i++) {
         lock.acquire(PATIENCE);
-        assertThat(EtcdFencedLock.scheduledKeepAlives()).isEqualTo(before + 1);
+        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before + 1);
         lock.release();
-        assertThat(EtcdFencedLock.scheduledKeepAlives()).isEqualTo(before);
+        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before);
       }
     }
   }
