@@ -6,8 +6,6 @@ import dev.fencing.jdbc.FencingToken;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -77,7 +75,7 @@ public final class EtcdFencedLock implements FencedLock {
   private final Duration requestTimeout;
   private final LongSupplier nanoTime;
   private final Object guard = new Object();
-  private volatile @Nullable Holding holding;
+  private volatile @Nullable LeaseHolding holding;
   private volatile boolean closed;
 
   private EtcdFencedLock(Builder builder, String lockName) {
@@ -112,7 +110,7 @@ public final class EtcdFencedLock implements FencedLock {
    * is how etcd takes the lock away).
    */
   public Optional<Long> leaseId() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h == null ? Optional.empty() : Optional.of(h.leaseId);
   }
 
@@ -133,14 +131,16 @@ public final class EtcdFencedLock implements FencedLock {
       if (closed) {
         throw new IllegalStateException("lock on " + resource + " is closed");
       }
-      Holding current = holding;
+      LeaseHolding current = holding;
       if (current != null) {
         throw new IllegalStateException(
             "lock on " + resource + " is already held with token " + current.token);
       }
       long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
       LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
-      Holding h = new Holding(grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
+      LeaseHolding h =
+          new LeaseHolding(
+              client, nanoTime, grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
       long leaseId = h.leaseId;
       h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
       try {
@@ -198,13 +198,13 @@ public final class EtcdFencedLock implements FencedLock {
 
   @Override
   public Optional<FencingToken> token() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h != null && h.alive() ? Optional.ofNullable(h.token) : Optional.empty();
   }
 
   @Override
   public boolean isHeld() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h != null && h.alive();
   }
 
@@ -213,7 +213,7 @@ public final class EtcdFencedLock implements FencedLock {
    * TTL); completes when etcd answered. For tests.
    */
   CompletableFuture<?> renewNow() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return h == null ? CompletableFuture.completedFuture(null) : h.renew();
   }
 
@@ -221,7 +221,7 @@ public final class EtcdFencedLock implements FencedLock {
   @Override
   public void release() {
     synchronized (guard) {
-      Holding h = holding;
+      LeaseHolding h = holding;
       if (h == null) {
         return;
       }
@@ -238,7 +238,7 @@ public final class EtcdFencedLock implements FencedLock {
 
   @Override
   public String toString() {
-    Holding h = holding;
+    LeaseHolding h = holding;
     return "EtcdFencedLock["
         + resource
         + " at "
@@ -269,104 +269,6 @@ public final class EtcdFencedLock implements FencedLock {
       return d.toNanos();
     } catch (ArithmeticException e) {
       return Long.MAX_VALUE;
-    }
-  }
-
-  /**
-   * One acquisition: its lease, kept alive until released, and what etcd said about it. The
-   * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
-   * keep-alive stream: its replies do not say when the request they answer was sent, and the lease
-   * is only known to last its TTL from then.
-   */
-  private final class Holding {
-    final long leaseId;
-    @Nullable FencingToken token;
-    private volatile boolean lost;
-    private volatile boolean ended;
-    private volatile long confirmedUntil; // written under synchronized (this)
-
-    Holding(long leaseId, long confirmedUntil) {
-      this.leaseId = leaseId;
-      this.confirmedUntil = confirmedUntil;
-    }
-
-    /**
-     * Whether etcd has neither dropped the lease nor left it unconfirmed for a whole TTL since the
-     * last confirmed request was sent.
-     */
-    boolean alive() {
-      return !lost && nanoTime.getAsLong() - confirmedUntil < 0;
-    }
-
-    /**
-     * Renews every {@code periodNanos} (real time) until ended, or until the client refuses to send
-     * (closed): the lease then runs out at its confirmed deadline.
-     */
-    void keepAliveEvery(long periodNanos) {
-      CompletableFuture.runAsync(
-          () -> {
-            if (!ended && !lost) {
-              renew();
-              keepAliveEvery(periodNanos);
-            }
-          },
-          CompletableFuture.delayedExecutor(periodNanos, TimeUnit.NANOSECONDS));
-    }
-
-    /**
-     * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
-     * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of
-     * zero) is final; other failures leave the lease to its confirmed deadline.
-     */
-    CompletableFuture<?> renew() {
-      long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
-      return client
-          .getLeaseClient()
-          .keepAliveOnce(leaseId)
-          .whenComplete(
-              (response, failure) -> {
-                if (response != null) {
-                  extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
-                } else if (failure instanceof EtcdException e
-                    && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-                  lost = true; // keepAliveOnce's answer to a TTL of zero
-                }
-              })
-          .exceptionally(failure -> null);
-    }
-
-    private synchronized void extend(long until) {
-      if (until - confirmedUntil > 0) {
-        confirmedUntil = until;
-      }
-    }
-
-    /** Stops the keep-alives and revokes the lease (deleting the lock key, if any). */
-    void end(Client client, Duration timeout) {
-      lost = true;
-      ended = true;
-      try {
-        client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new FencedLockException("interrupted while revoking lease " + leaseId, e);
-      } catch (ExecutionException e) {
-        if (!String.valueOf(e.getCause()).contains("lease not found")) {
-          throw new FencedLockException(
-              "could not revoke lease "
-                  + Long.toHexString(leaseId)
-                  + "; etcd deletes the lock key when it expires",
-              e.getCause());
-        }
-      } catch (TimeoutException e) {
-        throw new FencedLockException(
-            "etcd did not answer within "
-                + timeout
-                + " to revoke lease "
-                + Long.toHexString(leaseId)
-                + "; etcd deletes the lock key when it expires",
-            e);
-      }
     }
   }
 

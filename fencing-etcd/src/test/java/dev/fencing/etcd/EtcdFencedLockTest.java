@@ -235,6 +235,42 @@ class EtcdFencedLockTest {
     }
   }
 
+  /**
+   * etcd's "lease not found" to a keep-alive (the lease revoked or expired there) ends the holding
+   * at once, not a TTL later: the TTL is an hour, so only the refusal can turn isHeld() false.
+   */
+  @Test
+  void aKeepAliveRefusedAsLeaseNotFoundEndsTheHoldingAtOnce() throws Exception {
+    Client other = client();
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
+      lock.acquire(PATIENCE);
+      other.getLeaseClient().revoke(lock.leaseId().orElseThrow()).get(30, TimeUnit.SECONDS);
+      assertThat(lock.isHeld()).as("not known yet").isTrue();
+      lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertThat(lock.isHeld()).as("etcd said the lease is gone").isFalse();
+      assertThat(lock.token()).isEmpty();
+    }
+  }
+
+  /**
+   * A released holding's keep-alives are unscheduled at once: nothing of it stays queued until the
+   * next third of its TTL (here an hour), once per acquisition.
+   */
+  @Test
+  void releaseUnschedulesTheKeepAlives() throws Exception {
+    int before = LeaseHolding.scheduledKeepAlives();
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
+      for (int i = 0; i < 3; i++) {
+        lock.acquire(PATIENCE);
+        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before + 1);
+        lock.release();
+        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before);
+      }
+    }
+  }
+
   private static final long LATENCY = TimeUnit.SECONDS.toNanos(5);
 
   /** A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease reply. */

@@ -25,13 +25,14 @@ package dev.fencing.jdbc;
  *       EXECUTE}, and any statement this class does not know.
  * </ul>
  *
- * <p>A string that is one command PostgreSQL refuses inside a transaction block (SQLState 25001),
- * none of which writes table rows, is marked as such ({@link Classification#outsideTransaction()}):
- * {@code VACUUM}; {@code CREATE [UNIQUE] INDEX CONCURRENTLY}, {@code DROP INDEX CONCURRENTLY};
- * {@code REINDEX} with {@code CONCURRENTLY} among its first words, or of a {@code SCHEMA}, {@code
- * SYSTEM} or {@code DATABASE}; {@code CLUSTER} without a table; {@code CREATE}/{@code DROP
- * DATABASE}, {@code ALTER DATABASE name SET TABLESPACE}; {@code CREATE}/{@code DROP TABLESPACE};
- * {@code ALTER SYSTEM}; {@code CREATE}/{@code ALTER}/{@code DROP SUBSCRIPTION}.
+ * <p>A string that is one command PostgreSQL refuses inside a transaction block (SQLState 25001)
+ * and that runs no user code, so writes no table rows, is marked as such ({@link
+ * Classification#outsideTransaction()}): a plain {@code VACUUM} (neither {@code FULL} nor {@code
+ * ANALYZE}, no more than four words after it); {@code CREATE}/{@code DROP DATABASE}, {@code ALTER
+ * DATABASE name SET TABLESPACE}; {@code CREATE}/{@code DROP TABLESPACE}; {@code ALTER SYSTEM}. Not
+ * the others PostgreSQL refuses there: {@code CREATE INDEX CONCURRENTLY}, {@code REINDEX}, {@code
+ * CLUSTER}, {@code VACUUM FULL} and {@code ANALYZE} evaluate index expressions (user functions),
+ * {@code DROP INDEX CONCURRENTLY} and subscriptions fire event triggers: any of them can write.
  *
  * <p>The text is lexed as PostgreSQL lexes it, so that words inside comments (line comments and
  * nested block comments), string literals ({@code '...'}, {@code E'...'}, {@code $tag$...$tag$})
@@ -73,7 +74,7 @@ final class SqlClassifier {
    * @param runsAfterEnd any statement follows one that ends the transaction: it runs outside the
    *     transaction whose commit the fence checks
    * @param outsideTransaction the string is one statement that PostgreSQL refuses inside a
-   *     transaction block, and writes no table rows (listed on the class)
+   *     transaction block, and runs no user code (listed on the class)
    */
   record Classification(
       boolean mayWrite,

@@ -37,6 +37,8 @@ final class SqlStatement {
   // The first token that is not a parenthesis, and whether the statement keeps all its tokens.
   private int first = -1;
   private boolean keepAll;
+  // Whether tokens after the kept ones were dropped.
+  private boolean cutOff;
 
   /** A statement of {@code sql}, whose tokens are ranges of it. */
   SqlStatement(String sql) {
@@ -56,6 +58,8 @@ final class SqlStatement {
       }
     } else if (keepAll || tokens.count() < first + 1 + KEPT_AFTER_FIRST_WORD) {
       tokens.add(kind, start, end);
+    } else {
+      cutOff = true;
     }
   }
 
@@ -68,6 +72,7 @@ final class SqlStatement {
     tokens.clear();
     first = -1;
     keepAll = false;
+    cutOff = false;
   }
 
   /**
@@ -84,39 +89,32 @@ final class SqlStatement {
   }
 
   /**
-   * Whether PostgreSQL refuses this statement inside a transaction block (the commands listed on
-   * {@link SqlClassifier}), as far as its first words tell; not when they were cut off.
+   * Whether PostgreSQL refuses this statement inside a transaction block and it runs no user code
+   * (the commands listed on {@link SqlClassifier}), as far as its first words tell; not when they
+   * were cut off. Commands that evaluate index expressions or predicates ({@code CREATE INDEX
+   * CONCURRENTLY}, {@code REINDEX}, {@code CLUSTER}, {@code VACUUM FULL}, {@code ANALYZE}) or fire
+   * event triggers ({@code DROP INDEX CONCURRENTLY}, subscriptions) can write table rows through
+   * them, so they are not listed: their check must share their transaction, which PostgreSQL
+   * refuses (25001).
    */
   private boolean outsideTransaction() {
     switch (tokens.lower(0)) {
       case "vacuum":
-        return true;
-      case "create":
-        return word(1, "database")
-            || word(1, "tablespace")
-            || word(1, "subscription")
-            || indexConcurrently(word(1, "unique") ? 2 : 1);
-      case "drop":
-        return word(1, "database")
-            || word(1, "tablespace")
-            || word(1, "subscription")
-            || indexConcurrently(1);
-      case "alter":
-        return word(1, "system")
-            || word(1, "subscription")
-            || word(1, "database") && word(3, "set") && word(4, "tablespace");
-      case "reindex":
+        // plain VACUUM only, every word seen
+        if (cutOff) {
+          return false;
+        }
         for (int t = 1; t < tokens.count(); t++) {
-          if (word(t, "concurrently")) {
-            return true;
+          if (word(t, "full") || word(t, "analyze") || word(t, "analyse")) {
+            return false;
           }
         }
-        int what = afterOptions();
-        return word(what, "schema") || word(what, "system") || word(what, "database");
-      case "cluster":
-        // without a table: CLUSTER [VERBOSE] or CLUSTER (options), and nothing cut off after
-        int after = word(1, "verbose") ? 2 : afterOptions();
-        return after == tokens.count() && after < 1 + KEPT_AFTER_FIRST_WORD;
+        return true;
+      case "create":
+      case "drop":
+        return word(1, "database") || word(1, "tablespace");
+      case "alter":
+        return word(1, "system") || word(1, "database") && word(3, "set") && word(4, "tablespace");
       default:
         return false;
     }
@@ -125,27 +123,6 @@ final class SqlStatement {
   /** Whether token {@code t} is there and is the word {@code keyword}. */
   private boolean word(int t, String keyword) {
     return t < tokens.count() && tokens.is(t, keyword);
-  }
-
-  /** Whether {@code INDEX CONCURRENTLY} starts at token {@code t}. */
-  private boolean indexConcurrently(int t) {
-    return word(t, "index") && word(t + 1, "concurrently");
-  }
-
-  /**
-   * The token after the first word's parenthesized options ({@code REINDEX (VERBOSE) ...}), the
-   * second if there are none; past the kept tokens if they do not close.
-   */
-  private int afterOptions() {
-    if (tokens.count() < 2 || tokens.kind(1) != LEFT_PAREN) {
-      return 1;
-    }
-    for (int t = 2; t < tokens.count(); t++) {
-      if (tokens.kind(t) == RIGHT_PAREN) {
-        return t + 1;
-      }
-    }
-    return Integer.MAX_VALUE;
   }
 
   private boolean needsAllTokens(int t) {

@@ -1,0 +1,163 @@
+package dev.fencing.etcd;
+
+import dev.fencing.jdbc.FencedLockException;
+import dev.fencing.jdbc.FencingToken;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One acquisition: its lease, kept alive until released, and what etcd said about it. The
+ * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
+ * keep-alive stream: its replies do not say when the request they answer was sent, and the lease is
+ * only known to last its TTL from then.
+ */
+final class LeaseHolding {
+  private final Client client;
+  private final LongSupplier nanoTime;
+  final long leaseId;
+  @Nullable FencingToken token;
+  private volatile boolean lost;
+  private volatile boolean ended;
+  private volatile @Nullable ScheduledFuture<?> keepAlives;
+  private volatile long confirmedUntil; // written under synchronized (this)
+
+  LeaseHolding(Client client, LongSupplier nanoTime, long leaseId, long confirmedUntil) {
+    this.client = client;
+    this.nanoTime = nanoTime;
+    this.leaseId = leaseId;
+    this.confirmedUntil = confirmedUntil;
+  }
+
+  /**
+   * Whether etcd has neither dropped the lease nor left it unconfirmed for a whole TTL since the
+   * last confirmed request was sent.
+   */
+  boolean alive() {
+    return !lost && nanoTime.getAsLong() - confirmedUntil < 0;
+  }
+
+  /**
+   * Renews every {@code periodNanos} (real time) until ended (the task is then cancelled and
+   * removed at once, not left queued for up to a third of the TTL), or until the client refuses to
+   * send (closed): the lease then runs out at its confirmed deadline.
+   */
+  void keepAliveEvery(long periodNanos) {
+    keepAlives =
+        KEEP_ALIVES.scheduleAtFixedRate(
+            () -> {
+              if (!ended && !lost) {
+                renew();
+              } else if (keepAlives != null) {
+                keepAlives.cancel(false); // lost: nothing left to renew
+              }
+            },
+            periodNanos,
+            periodNanos,
+            TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
+   * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of zero)
+   * is final; other failures leave the lease to its confirmed deadline.
+   */
+  CompletableFuture<?> renew() {
+    long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
+    return client
+        .getLeaseClient()
+        .keepAliveOnce(leaseId)
+        .whenComplete(
+            (response, failure) -> {
+              if (response != null) {
+                extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
+              } else if (unwrap(failure) instanceof EtcdException e
+                  && e.getErrorCode() == ErrorCode.NOT_FOUND) {
+                lost = true; // keepAliveOnce's answer to a TTL of zero
+              }
+            })
+        .exceptionally(failure -> null);
+  }
+
+  private synchronized void extend(long until) {
+    if (until - confirmedUntil > 0) {
+      confirmedUntil = until;
+    }
+  }
+
+  /** Stops the keep-alives and revokes the lease (deleting the lock key, if any). */
+  void end(Client client, Duration timeout) {
+    lost = true;
+    ended = true;
+    ScheduledFuture<?> k = keepAlives;
+    if (k != null) {
+      k.cancel(false);
+    }
+    try {
+      client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FencedLockException("interrupted while revoking lease " + leaseId, e);
+    } catch (ExecutionException e) {
+      if (!String.valueOf(e.getCause()).contains("lease not found")) {
+        throw new FencedLockException(
+            "could not revoke lease "
+                + Long.toHexString(leaseId)
+                + "; etcd deletes the lock key when it expires",
+            e.getCause());
+      }
+    } catch (TimeoutException e) {
+      throw new FencedLockException(
+          "etcd did not answer within "
+              + timeout
+              + " to revoke lease "
+              + Long.toHexString(leaseId)
+              + "; etcd deletes the lock key when it expires",
+          e);
+    }
+  }
+
+  /**
+   * Sends every lock's keep-alives (each only starts an asynchronous request): one daemon thread,
+   * not the common pool, which the application's tasks can occupy.
+   */
+  private static final ScheduledThreadPoolExecutor KEEP_ALIVES = keepAliveScheduler();
+
+  private static ScheduledThreadPoolExecutor keepAliveScheduler() {
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, "fencing-etcd-keep-alive");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.setRemoveOnCancelPolicy(true);
+    return scheduler;
+  }
+
+  /** How many keep-alive tasks are scheduled, all locks together (tests). */
+  static int scheduledKeepAlives() {
+    return KEEP_ALIVES.getQueue().size();
+  }
+
+  /**
+   * The failure itself: jetcd's futures are dependent stages of the ones its replies complete, so a
+   * failure reaches them wrapped in a {@link CompletionException}.
+   */
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    return failure instanceof CompletionException c && c.getCause() != null
+        ? c.getCause()
+        : failure;
+  }
+}
