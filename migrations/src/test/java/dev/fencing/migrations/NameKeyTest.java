@@ -8,6 +8,7 @@ import static dev.fencing.migrations.Interleaving.begin;
 import static dev.fencing.migrations.Interleaving.join;
 import static dev.fencing.migrations.Interleaving.withoutBlocking;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.migrations.Interleaving.Session;
@@ -325,6 +326,76 @@ class NameKeyTest extends InterleavingTestBase {
       // (REPEATABLE READ / SERIALIZABLE: the row changed after the snapshot, fence_full's ZF001)
       Fence.assertFails(STALE, () -> FenceSql.run(writer.c(), CALLS.get(0), res, t1));
       writer.c().rollback();
+    }
+  }
+
+  /**
+   * (g) A check that took the name key in the old key space and whose read waits for a key space
+   * change's table lock (its READ COMMITTED snapshot taken before the change committed) must not be
+   * accepted unless an acquisition after the change waits for its transaction.
+   */
+  @ParameterizedTest
+  @EnumSource(Isolation.class)
+  void aCheckWaitingForAKeySpaceChangeIsNotAcceptedOnTheOldKeyAlone(Isolation isolation)
+      throws SQLException {
+    String res = "namekey/g/" + isolation.tag();
+    try (Connection observer = db.connect();
+        Session admin = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session writer = Interleaving.writer(db, isolation);
+        Session acquirer = Interleaving.session(db)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      assertThat(Fence.release(observer, res, t1)).isTrue();
+      try {
+        begin(admin, Isolation.READ_COMMITTED);
+        FenceSql.longValue(admin.c(), "SELECT fencing.set_advisory_key_space(?)", OTHER_SPACE);
+        begin(writer, isolation);
+        CompletableFuture<Void> check =
+            async(
+                pool(),
+                () -> {
+                  check(writer, CALLS.get(0), res, t1);
+                  return null;
+                });
+        awaitBlockedBy(observer, writer.pid(), admin.pid());
+        assertThat(nameKeyShareLocks(observer, writer.pid(), DEFAULT_SPACE, res))
+            .as("under %s the check waits holding the old space's name key", isolation)
+            .isEqualTo(isolation == Isolation.READ_COMMITTED ? 1 : 0);
+        admin.c().commit();
+        boolean accepted;
+        try {
+          join(check);
+          accepted = true;
+        } catch (SQLException e) {
+          accepted = false; // refused or 40001: nothing to hand over behind
+        }
+        if (accepted) {
+          CompletableFuture<Fence.Acquired> acquire =
+              async(pool(), () -> Fence.tryAcquire(acquirer.c(), res, "holder-b", LEASE, PATIENCE));
+          await()
+              .atMost(PATIENCE)
+              .pollInterval(java.time.Duration.ofMillis(5))
+              .until(() -> acquire.isDone() || blocked(observer, acquirer.pid(), writer.pid()));
+          assertThat(acquire)
+              .as("under %s an acquisition while the accepted check of %s is open", isolation, t1)
+              .isNotDone();
+          writer.c().commit();
+          assertThat(join(acquire).token()).isNotNull().isGreaterThan(t1);
+        }
+      } finally {
+        writer.c().rollback();
+        admin.c().rollback();
+        FenceSql.longValue(admin.c(), "SELECT fencing.set_advisory_key_space(?)", DEFAULT_SPACE);
+        admin.c().commit();
+      }
+    }
+  }
+
+  private static boolean blocked(Connection observer, int waiter, int blocker) throws SQLException {
+    try {
+      Interleaving.assertBlockedBy(observer, waiter, blocker);
+      return true;
+    } catch (AssertionError e) {
+      return false;
     }
   }
 }
