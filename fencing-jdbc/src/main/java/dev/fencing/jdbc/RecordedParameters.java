@@ -3,6 +3,8 @@ package dev.fencing.jdbc;
 import java.io.InputStream;
 import java.io.Reader;
 import java.lang.reflect.Method;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.sql.Blob;
 import java.sql.Clob;
 import java.sql.PreparedStatement;
@@ -10,17 +12,21 @@ import java.sql.SQLException;
 import java.sql.SQLXML;
 import java.util.Arrays;
 import java.util.Calendar;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.util.PGobject;
 
 /**
  * The parameters a caller set on a prepared statement, recorded so that a statement that carries
  * the check ({@link CarriedCheck}) can set them again on the combined statement, at their index
- * plus the check's parameters. Mutable values (arrays, dates, calendars) are copied when recorded,
- * so a caller changing them afterwards changes what the driver's statement holds no more than what
- * is replayed. A stream, reader, {@code Blob}, {@code Clob} or {@code SQLXML}, which the driver
- * reads once, makes the parameters not {@link #replayable} until they are cleared.
+ * plus the check's parameters. Mutable values (arrays, deeply, of any element type; dates,
+ * calendars, {@code PGobject}s, maps) are copied when recorded, so a caller changing them
+ * afterwards changes what the driver's statement holds no more than what is replayed. A stream,
+ * reader, {@code Blob}, {@code Clob} or {@code SQLXML}, which the driver reads once, or a value
+ * that cannot be copied (a mutable {@code Number}), makes the parameters not {@link #replayable}
+ * until they are cleared.
  */
 final class RecordedParameters {
   // PostgreSQL's limit on a statement's parameters
@@ -94,21 +100,10 @@ final class RecordedParameters {
     Object[] kept = args;
     for (int i = 1; i < kept.length; i++) {
       Object a = kept[i];
-      Object copy = a;
-      if (a instanceof InputStream
-          || a instanceof Reader
-          || a instanceof Blob
-          || a instanceof Clob
-          || a instanceof SQLXML) {
-        replayable = false; // read once by the driver
-      } else if (a instanceof byte[] bytes) {
-        copy = bytes.clone();
-      } else if (a instanceof java.util.Date date) {
-        copy = date.clone();
-      } else if (a instanceof Calendar calendar) {
-        copy = calendar.clone();
-      } else if (a instanceof Object[] array) {
-        copy = array.clone();
+      Object copy = snapshot(a);
+      if (copy == UNREPLAYABLE) {
+        replayable = false; // read once by the driver, or its value as set cannot be kept
+        continue;
       }
       if (copy != a) {
         if (kept == args) {
@@ -118,6 +113,107 @@ final class RecordedParameters {
       }
     }
     put(index, new Param(method, kept, setter));
+  }
+
+  // what snapshot returns for a value it cannot keep as it is now
+  private static final Object UNREPLAYABLE = new Object();
+
+  /**
+   * {@code a} as it is now, for a later replay: pgjdbc encodes a setter's argument when it is
+   * called, so a caller changing a mutable argument afterwards changes nothing the driver sends.
+   * The argument itself if immutable, else a copy (arrays deeply, dates, calendars, {@code
+   * PGobject}s, maps), or {@link #UNREPLAYABLE}: a stream, reader or LOB (read once by the driver),
+   * or a value that cannot be copied (a mutable {@code Number} such as an {@code AtomicLong}).
+   */
+  private static @Nullable Object snapshot(@Nullable Object a) {
+    if (a == null
+        || a instanceof String
+        || a instanceof Integer
+        || a instanceof Long
+        || a instanceof Boolean) {
+      return a; // the common cases first
+    }
+    if (a instanceof InputStream
+        || a instanceof Reader
+        || a instanceof Blob
+        || a instanceof Clob
+        || a instanceof SQLXML) {
+      return UNREPLAYABLE;
+    }
+    if (a instanceof Object[] array) {
+      Object[] copy = array.clone();
+      for (int i = 0; i < copy.length; i++) {
+        Object e = snapshot(copy[i]);
+        if (e == UNREPLAYABLE) {
+          return UNREPLAYABLE;
+        }
+        copy[i] = e;
+      }
+      return copy;
+    }
+    if (a.getClass().isArray()) {
+      return primitiveCopy(a);
+    }
+    if (a instanceof java.util.Date date) {
+      return date.clone();
+    }
+    if (a instanceof Calendar calendar) {
+      return calendar.clone();
+    }
+    if (a instanceof PGobject object) {
+      try {
+        return object.clone();
+      } catch (CloneNotSupportedException | RuntimeException e) {
+        return UNREPLAYABLE;
+      }
+    }
+    if (a instanceof Map<?, ?> map) {
+      // pgjdbc renders a map (hstore) in its iteration order when set
+      Map<Object, @Nullable Object> copy = new LinkedHashMap<>();
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        Object v = snapshot(e.getValue());
+        if (v == UNREPLAYABLE) {
+          return UNREPLAYABLE;
+        }
+        copy.put(e.getKey(), v);
+      }
+      return copy;
+    }
+    if (a instanceof Number n && !immutableNumber(n)) {
+      return UNREPLAYABLE; // AtomicLong, LongAdder, ...: rendered by the driver when set
+    }
+    return a;
+  }
+
+  private static boolean immutableNumber(Number n) {
+    Class<?> type = n.getClass();
+    return type == Short.class
+        || type == Byte.class
+        || type == Double.class
+        || type == Float.class
+        || type == BigDecimal.class
+        || type == BigInteger.class;
+  }
+
+  private static Object primitiveCopy(Object array) {
+    if (array instanceof byte[] a) {
+      return a.clone();
+    } else if (array instanceof int[] a) {
+      return a.clone();
+    } else if (array instanceof long[] a) {
+      return a.clone();
+    } else if (array instanceof short[] a) {
+      return a.clone();
+    } else if (array instanceof double[] a) {
+      return a.clone();
+    } else if (array instanceof float[] a) {
+      return a.clone();
+    } else if (array instanceof boolean[] a) {
+      return a.clone();
+    } else if (array instanceof char[] a) {
+      return a.clone();
+    }
+    return UNREPLAYABLE;
   }
 
   private void put(int index, Param p) {
