@@ -295,12 +295,13 @@ final class FencedConnection implements InvocationHandler {
   }
 
   /**
-   * A command that PostgreSQL refuses inside a transaction block (25001; {@code VACUUM}, {@code
-   * CREATE INDEX CONCURRENTLY}, ...: {@link SqlClassifier.Classification#outsideTransaction()}) in
-   * autocommit cannot share a transaction with its check, carried or in the wrapper's transaction.
-   * The check runs first, in a round trip and an implicit transaction of its own, then the command
-   * alone: a stale token is refused before the command runs, but the check's share lock ends before
-   * it, so a handover in that moment is not seen (none of these commands writes table rows).
+   * A command that PostgreSQL refuses inside a transaction block (25001) and that runs no user code
+   * (a plain {@code VACUUM}, {@code CREATE DATABASE}, ...: {@link
+   * SqlClassifier.Classification#outsideTransaction()}) in autocommit cannot share a transaction
+   * with its check, carried or in the wrapper's transaction. The check runs first, in a round trip
+   * and an implicit transaction of its own, then the command alone: a stale token is refused before
+   * the command runs, but the check's share lock ends before it, so a handover in that moment is
+   * not seen (none of these commands writes table rows).
    */
   private @Nullable Object checkedFirst(
       FencingContext context, SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
