@@ -1,6 +1,5 @@
 -- Three defects noted by earlier reviews (docs/ARCHITECTURE.md, "Leftovers of the reviews (V32)").
--- Nothing else is decided differently: same tokens, same locks in the same order on every path that
--- worked before.
+-- Every other path decides, locks and errs as before.
 --
 -- 1. lock_for_advance(id, space) took pg_advisory_xact_lock(space, advisory_key(id)). Since V28
 --    advisory_key(id) reads the resource's name, so it is NULL for an id with no row visible to the
