@@ -224,6 +224,12 @@ public final class EtcdFencedLock implements FencedLock {
     return h == null ? CompletableFuture.completedFuture(null) : h.renew();
   }
 
+  /** Whether the current holding's keep-alives are still scheduled. For tests. */
+  boolean keepsAlive() {
+    LeaseHolding h = holding;
+    return h != null && h.keepingAlive();
+  }
+
   /** Revokes the holding's lease, which deletes the lock key at once. */
   @Override
   public void release() {

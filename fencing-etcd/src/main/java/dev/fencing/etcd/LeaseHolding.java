@@ -101,6 +101,12 @@ final class LeaseHolding {
         .exceptionally(failure -> null);
   }
 
+  /** Whether its keep-alives are still scheduled (tests). */
+  boolean keepingAlive() {
+    ScheduledFuture<?> k = keepAlives;
+    return k != null && !k.isDone();
+  }
+
   /** Ends the holding as lost: never alive again, no more keep-alives. */
   private void lose() {
     lost = true;
