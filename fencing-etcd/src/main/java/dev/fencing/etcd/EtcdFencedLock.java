@@ -53,7 +53,10 @@ import org.jspecify.annotations.Nullable;
  *       holder, same token. {@link #isHeld()} turns false when keep-alives are refused or have not
  *       been confirmed for a whole TTL, counted from when the request that etcd confirmed was
  *       <i>sent</i> (etcd starts the TTL no earlier than it receives the request): never later than
- *       etcd's own expiry while the two clocks run at the same pace.
+ *       etcd's own expiry while the two clocks run at the same pace. A keep-alive etcd leaves
+ *       unanswered for a whole TTL from when it was sent (etcd hung, the network silently dropping
+ *       packets) ends the holding as lost, for good: {@link #isHeld()} stays false and no more
+ *       keep-alives are sent.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists and belongs to this lease.
  *   <li>Limits: an etcd cluster restored from an old snapshot, or a new cluster, can hand out
@@ -140,7 +143,11 @@ public final class EtcdFencedLock implements FencedLock {
       LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
       LeaseHolding h =
           new LeaseHolding(
-              client, nanoTime, grant.getID(), sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
+              client,
+              nanoTime,
+              grant.getID(),
+              TimeUnit.SECONDS.toNanos(grant.getTTL()),
+              sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
       long leaseId = h.leaseId;
       h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
       try {
@@ -215,6 +222,12 @@ public final class EtcdFencedLock implements FencedLock {
   CompletableFuture<?> renewNow() {
     LeaseHolding h = holding;
     return h == null ? CompletableFuture.completedFuture(null) : h.renew();
+  }
+
+  /** Whether the current holding's keep-alives are still scheduled. For tests. */
+  boolean keepsAlive() {
+    LeaseHolding h = holding;
+    return h != null && h.keepingAlive();
   }
 
   /** Revokes the holding's lease, which deletes the lock key at once. */

@@ -20,11 +20,15 @@ import org.jspecify.annotations.Nullable;
  * One acquisition: its lease, kept alive until released, and what etcd said about it. The
  * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
  * keep-alive stream: its replies do not say when the request they answer was sent, and the lease is
- * only known to last its TTL from then.
+ * only known to last its TTL from then. A keep-alive unanswered for a whole TTL from when it was
+ * sent ends the holding as lost (etcd may have let the lease expire meanwhile): jetcd's request has
+ * no deadline of its own, and an etcd that stopped answering without closing the connection would
+ * leave it pending for ever.
  */
 final class LeaseHolding {
   private final Client client;
   private final LongSupplier nanoTime;
+  private final long ttlNanos;
   final long leaseId;
   @Nullable FencingToken token;
   private volatile boolean lost;
@@ -32,10 +36,12 @@ final class LeaseHolding {
   private volatile @Nullable ScheduledFuture<?> keepAlives;
   private volatile long confirmedUntil; // written under synchronized (this)
 
-  LeaseHolding(Client client, LongSupplier nanoTime, long leaseId, long confirmedUntil) {
+  LeaseHolding(
+      Client client, LongSupplier nanoTime, long leaseId, long ttlNanos, long confirmedUntil) {
     this.client = client;
     this.nanoTime = nanoTime;
     this.leaseId = leaseId;
+    this.ttlNanos = ttlNanos;
     this.confirmedUntil = confirmedUntil;
   }
 
@@ -70,23 +76,44 @@ final class LeaseHolding {
   /**
    * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
    * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of zero)
-   * is final; other failures leave the lease to its confirmed deadline.
+   * is final, and so is no reply within the lease's TTL from when the request was sent (real time):
+   * by then nothing etcd could answer would extend the lease past now, and etcd may have ended it.
+   * Other failures leave the lease to its confirmed deadline. Completes (normally) when the holding
+   * knows the outcome: a TTL after the call at the latest.
    */
   CompletableFuture<?> renew() {
     long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
     return client
         .getLeaseClient()
         .keepAliveOnce(leaseId)
+        .orTimeout(ttlNanos, TimeUnit.NANOSECONDS)
         .whenComplete(
             (response, failure) -> {
               if (response != null) {
                 extend(sentAt + TimeUnit.SECONDS.toNanos(response.getTTL()));
               } else if (unwrap(failure) instanceof EtcdException e
                   && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-                lost = true; // keepAliveOnce's answer to a TTL of zero
+                lose(); // keepAliveOnce's answer to a TTL of zero
+              } else if (unwrap(failure) instanceof TimeoutException) {
+                lose(); // unanswered for a whole TTL: the lease may be gone
               }
             })
         .exceptionally(failure -> null);
+  }
+
+  /** Whether its keep-alives are still scheduled (tests). */
+  boolean keepingAlive() {
+    ScheduledFuture<?> k = keepAlives;
+    return k != null && !k.isDone();
+  }
+
+  /** Ends the holding as lost: never alive again, no more keep-alives. */
+  private void lose() {
+    lost = true;
+    ScheduledFuture<?> k = keepAlives;
+    if (k != null) {
+      k.cancel(false);
+    }
   }
 
   private synchronized void extend(long until) {

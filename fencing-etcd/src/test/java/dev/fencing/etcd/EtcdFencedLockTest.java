@@ -254,6 +254,32 @@ class EtcdFencedLockTest {
   }
 
   /**
+   * A keep-alive etcd leaves unanswered (the process stopped with SIGSTOP: its connection stays
+   * open, nothing is refused) ends the holding within the lease's TTL from when it was sent:
+   * jetcd's request has no deadline of its own. The lease clock is the real one; the wait is on the
+   * keep-alive's own future, bounded by PATIENCE (a hang guard).
+   */
+  @Test
+  void aKeepAliveEtcdLeavesUnansweredEndsTheHoldingWithinTheTtl() throws Exception {
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofSeconds(3)).build()) {
+      lock.acquire(PATIENCE);
+      etcd.pause();
+      try {
+        CompletableFuture<?> keepAlive = lock.renewNow();
+        await().atMost(PATIENCE).until(keepAlive::isDone);
+        assertThat(lock.isHeld()).as("no answer for a whole TTL").isFalse();
+        assertThat(lock.token()).isEmpty();
+        assertThat(lock.keepsAlive()).as("no more keep-alives").isFalse();
+      } finally {
+        etcd.resume();
+      }
+      lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertThat(lock.isHeld()).as("lost for good, whatever etcd answers now").isFalse();
+    }
+  }
+
+  /**
    * A released holding's keep-alives are unscheduled at once: nothing of it stays queued until the
    * next third of its TTL (here an hour), once per acquisition.
    */

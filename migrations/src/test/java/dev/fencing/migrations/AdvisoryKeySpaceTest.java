@@ -1,8 +1,10 @@
 package dev.fencing.migrations;
 
 import static dev.fencing.migrations.Fence.INVALID_ARGUMENT;
+import static dev.fencing.migrations.Fence.STALE;
 import static dev.fencing.migrations.Fence.assertFails;
 import static dev.fencing.migrations.Interleaving.PATIENCE;
+import static dev.fencing.migrations.Interleaving.SERIALIZATION_FAILURE;
 import static dev.fencing.migrations.Interleaving.async;
 import static dev.fencing.migrations.Interleaving.awaitBlockedBy;
 import static dev.fencing.migrations.Interleaving.begin;
@@ -15,6 +17,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Issue 14: the READ COMMITTED accept path holds an advisory share lock in the fence's key space;
@@ -78,6 +82,53 @@ class AdvisoryKeySpaceTest extends InterleavingTestBase {
         assertThat(acquired.token()).isNotNull().isGreaterThan(t1);
         unlock(application, DEFAULT_SPACE, key);
       } finally {
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
+      }
+    }
+  }
+
+  /**
+   * V32: under REPEATABLE READ and SERIALIZABLE a check whose snapshot predates a key space change
+   * (which updates every resource row, issuing nothing) is not told that a newer token was issued:
+   * it gets a serialization failure saying the key space changed, and its retry is accepted. A
+   * token superseded after the snapshot is still refused as stale.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  void aCheckWhoseSnapshotPredatesAKeySpaceChangeMayRetry(Isolation isolation) throws SQLException {
+    String res = "key-space-snapshot/" + isolation.tag();
+    try (Connection observer = db.connect();
+        Session admin = Interleaving.session(db);
+        Session writer = Interleaving.writer(db, isolation)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      try {
+        begin(writer, isolation);
+        FenceSql.run(writer.c(), "SELECT pg_current_xact_id()"); // the snapshot, before the change
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) OTHER_SPACE);
+        SQLException e = assertFails(SERIALIZATION_FAILURE, () -> Fence.check(writer.c(), res, t1));
+        assertThat(e.getMessage())
+            .contains("advisory key space of resource \"" + res + "\" was changed")
+            .doesNotContain("stale");
+        writer.c().rollback();
+
+        begin(writer, isolation); // the retry
+        assertThat(Fence.check(writer.c(), res, t1)).isEqualTo(t1);
+        writer.c().commit();
+
+        // a newer token after the snapshot, no key space change: stale, as before
+        begin(writer, isolation);
+        FenceSql.run(writer.c(), "SELECT pg_current_xact_id()");
+        assertThat(Fence.release(observer, res, t1)).isTrue();
+        long t2 = Fence.acquire(observer, res, "holder-b", LEASE);
+        assertThat(t2).isGreaterThan(t1);
+        assertFails(STALE, () -> Fence.check(writer.c(), res, t1));
+        writer.c().rollback();
+      } finally {
+        writer.c().rollback();
         FenceSql.longValue(
             admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
       }

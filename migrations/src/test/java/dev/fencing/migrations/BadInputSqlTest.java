@@ -421,6 +421,22 @@ class BadInputSqlTest {
             "gap must be positive, was 0",
             "\"value\": 0"),
         refusal(
+            "B128",
+            "lock_for_advance (V32, owner only): an id no resource has (its advisory key is NULL)",
+            "SELECT fencing.lock_for_advance(?, 1178946115)",
+            args(Long.MAX_VALUE),
+            "ZF004",
+            "no fencing resource has id " + Long.MAX_VALUE,
+            "\"argument\": \"id\""),
+        refusal(
+            "B129",
+            "lock_for_advance (V32, owner only): a NULL key space",
+            "SELECT fencing.lock_for_advance((SELECT id FROM fencing.resource WHERE name = ?), NULL)",
+            args(KNOWN),
+            "ZF006",
+            "the advisory key space must not be null",
+            "\"argument\": \"space\""),
+        refusal(
             "B72",
             "protect: the fence's own resource table",
             "SELECT fencing.protect('fencing.resource', ?)",

@@ -126,11 +126,12 @@ class LeaseIssuingInLineTest {
 
   /**
    * The sequence set back below the resource's last token after the in-line path read it and while
-   * it waits for the issuance lock (advance_sequence sets the sequence without that lock, so its
-   * setval can land below a value issued after its read), onto values never issued (a gap): the
-   * token is still above the resource's last one, as issue_token's own check after nextval makes it
-   * (setval to the floor, nextval again). Seen red without that check in the in-line path (READ
-   * COMMITTED): the token handed out was below the resource's previous one.
+   * it waits for the issuance lock (a setval by hand; before V32 also advance_sequence, whose
+   * setval took no issuance lock and could land below a value issued after its read), onto values
+   * never issued (a gap): the token is still above the resource's last one, as issue_token's own
+   * check after nextval makes it (setval to the floor, nextval again). Seen red without that check
+   * in the in-line path (READ COMMITTED): the token handed out was below the resource's previous
+   * one.
    */
   @ParameterizedTest
   @ValueSource(strings = {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"})

@@ -86,6 +86,27 @@ public final class EtcdServer implements AutoCloseable {
     launch();
   }
 
+  /**
+   * Stops etcd with SIGSTOP: its connections stay open and its requests unanswered (a hung server,
+   * not a closed one) until {@link #resume()}.
+   */
+  public void pause() {
+    Processes.signal(running().pid(), "STOP");
+  }
+
+  /** SIGCONT after {@link #pause()}: etcd answers again. */
+  public void resume() {
+    Processes.signal(running().pid(), "CONT");
+  }
+
+  private Process running() {
+    Process p = process;
+    if (p == null || !p.isAlive()) {
+      throw new IllegalStateException("etcd is not running");
+    }
+    return p;
+  }
+
   @Override
   public void close() {
     stopProcess();
