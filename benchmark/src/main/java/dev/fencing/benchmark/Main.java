@@ -6,6 +6,7 @@ import dev.fencing.benchmark.lease.LeaseBenchmark;
 import dev.fencing.benchmark.report.Environment;
 import dev.fencing.benchmark.report.Report;
 import dev.fencing.benchmark.report.Section;
+import dev.fencing.benchmark.throughput.Plan;
 import dev.fencing.benchmark.throughput.ThroughputBenchmark;
 import dev.fencing.migrations.FencingMigrations;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -22,27 +23,51 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Entry point of {@code java -jar benchmark/target/fencing-benchmark.jar [--url JDBC_URL] [--user
- * NAME] [--full | --no-benchmark] [--out DIR]}: with no URL it starts an embedded PostgreSQL; it
- * migrates the fence's schema, plays the founding race, then measures what the fence costs (quick
- * mode unless {@code --full}) and writes the report to {@code DIR} (default {@code
- * target/benchmark-results}). The password, if any, comes from the environment variable {@code
- * FENCING_DB_PASSWORD}. {@code compare ...} runs {@link CompareCommand} instead: the founding
- * document's table, measured.
+ * NAME] [--full | --no-benchmark] [--sections IDS] [--out DIR]}: with no URL it starts an embedded
+ * PostgreSQL; it migrates the fence's schema, plays the founding race, then measures what the fence
+ * costs (quick mode unless {@code --full}; only the sections {@code IDS} names, comma-separated,
+ * when given) and writes the report to {@code DIR} (default {@code target/benchmark-results}). The
+ * password, if any, comes from the environment variable {@code FENCING_DB_PASSWORD}. {@code compare
+ * ...} runs {@link CompareCommand} instead: the founding document's table, measured.
  */
 public final class Main {
-  /** The measurements of the report, in order. */
+  /** The ids of the lease measurement's sections. */
+  private static final List<String> LEASE = List.of("lease", "handover");
+
+  /** The ids of the growth measurement's sections. */
+  private static final List<String> GROWTH =
+      List.of("growth-resources", "growth-writes", "growth-multixact", "growth-row-triggers");
+
+  /** Every section id of the report, in order: what {@code --sections} may name. */
+  static final List<String> SECTIONS = concat(ThroughputBenchmark.SECTIONS, LEASE, GROWTH);
+
+  /**
+   * The measurements of the report, in order. The lease and the growth measurements run whole when
+   * any of their sections is selected (the others are then dropped from the report).
+   */
   static final List<Benchmark> BENCHMARKS =
-      List.of(ThroughputBenchmark::run, LeaseBenchmark::run, GrowthBenchmark::run);
+      List.of(
+          (database, quick, selected) ->
+              ThroughputBenchmark.run(database, quick ? Plan.quick() : Plan.full(), selected),
+          (database, quick, selected) ->
+              LEASE.stream().anyMatch(selected) ? LeaseBenchmark.run(database, quick) : List.of(),
+          (database, quick, selected) ->
+              GROWTH.stream().anyMatch(selected)
+                  ? GrowthBenchmark.run(database, quick)
+                  : List.of());
 
   private static final String USAGE =
       "usage: java -jar fencing-benchmark.jar [--url JDBC_URL] [--user NAME]"
-          + " [--owner-role NAME] [--app-role NAME] [--full | --no-benchmark] [--out DIR]\n"
+          + " [--owner-role NAME] [--app-role NAME] [--full | --no-benchmark]"
+          + " [--sections ID,...] [--out DIR]\n"
           + "       java -jar fencing-benchmark.jar compare [--url JDBC_URL] [--user NAME]"
           + " [--owner-role NAME] [--app-role NAME] [--redis HOST:PORT] [--out FILE]";
 
@@ -56,9 +81,26 @@ public final class Main {
    * @param quick passed to each benchmark
    * @param out where the report goes
    * @param database how the database was reached, for the report
+   * @param sections the section ids to measure; empty for all
    */
   record Options(
-      String mode, List<Benchmark> benchmarks, boolean quick, Path out, String database) {}
+      String mode,
+      List<Benchmark> benchmarks,
+      boolean quick,
+      Path out,
+      String database,
+      Set<String> sections) {
+
+    /** All sections. */
+    Options(String mode, List<Benchmark> benchmarks, boolean quick, Path out, String database) {
+      this(mode, benchmarks, quick, out, database, Set.of());
+    }
+
+    /** Whether section {@code id} is measured. */
+    boolean selected(String id) {
+      return sections.isEmpty() || sections.contains(id);
+    }
+  }
 
   /** Runs the demonstration; exits non-zero if any step did not behave as the fence promises. */
   public static void main(String[] args) throws Exception {
@@ -76,6 +118,7 @@ public final class Main {
     String appRole = FencingMigrations.DEFAULT_APPLICATION_ROLE;
     boolean full = false;
     boolean benchmark = true;
+    Set<String> sections = Set.of();
     Path out = Path.of("target", "benchmark-results");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -87,6 +130,7 @@ public final class Main {
         case "--full" -> full = true;
         case "--quick" -> full = false;
         case "--no-benchmark" -> benchmark = false;
+        case "--sections" -> sections = sections(value(args, ++i));
         case "--help", "-h" -> {
           System.out.println(USAGE);
           System.exit(0);
@@ -113,7 +157,8 @@ public final class Main {
                 embedded,
                 fence(embedded, ownerRole, appRole),
                 out0,
-                new Options(mode, benchmarks, !full, out, "embedded (zonky) on this machine"));
+                new Options(
+                    mode, benchmarks, !full, out, "embedded (zonky) on this machine", sections));
         System.exit(status);
       }
     }
@@ -133,7 +178,7 @@ public final class Main {
             ds,
             fence(ds, ownerRole, appRole),
             out0,
-            new Options(mode, benchmarks, !full, out, shown)));
+            new Options(mode, benchmarks, !full, out, shown, sections)));
   }
 
   /** The fence's migrations with the roles given, or the usage if a name is not one. */
@@ -171,8 +216,13 @@ public final class Main {
         options.mode());
     Instant started = Instant.now().truncatedTo(ChronoUnit.SECONDS);
     List<Section> sections = new ArrayList<>();
+    Predicate<String> selected = options::selected;
     for (Benchmark benchmark : options.benchmarks()) {
-      sections.addAll(benchmark.run(dataSource, options.quick()));
+      for (Section section : benchmark.run(dataSource, options.quick(), selected)) {
+        if (selected.test(section.id())) {
+          sections.add(section);
+        }
+      }
     }
     long seconds = Instant.now().getEpochSecond() - started.getEpochSecond();
     Environment environment = environment(dataSource, options, started, seconds);
@@ -225,6 +275,32 @@ public final class Main {
         options.database(),
         version,
         settings);
+  }
+
+  /** The section ids of {@code --sections}, or the usage if one is not a section of the report. */
+  private static Set<String> sections(String ids) {
+    Set<String> selected = new java.util.LinkedHashSet<>();
+    for (String id : ids.split(",", -1)) {
+      String trimmed = id.trim();
+      if (!SECTIONS.contains(trimmed)) {
+        usage(
+            "--sections: unknown section '"
+                + trimmed
+                + "'; the sections are "
+                + String.join(",", SECTIONS));
+      }
+      selected.add(trimmed);
+    }
+    return Set.copyOf(selected);
+  }
+
+  @SafeVarargs
+  private static List<String> concat(List<String>... lists) {
+    List<String> all = new ArrayList<>();
+    for (List<String> l : lists) {
+      all.addAll(l);
+    }
+    return List.copyOf(all);
   }
 
   private static String value(String[] args, int i) {

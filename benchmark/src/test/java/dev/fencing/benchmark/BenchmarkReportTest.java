@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
@@ -68,9 +69,9 @@ class BenchmarkReportTest {
         new Main.Options(
             "tiny",
             List.of(
-                (database, quick) -> ThroughputBenchmark.run(database, Plan.tiny()),
-                (database, quick) -> LeaseBenchmark.run(database, Scale.tiny()),
-                (database, quick) -> GrowthBenchmark.run(database, Scale.tiny())),
+                (database, quick, selected) -> ThroughputBenchmark.run(database, Plan.tiny()),
+                (database, quick, selected) -> LeaseBenchmark.run(database, Scale.tiny()),
+                (database, quick, selected) -> GrowthBenchmark.run(database, Scale.tiny())),
             true,
             out,
             "test database");
@@ -151,6 +152,7 @@ class BenchmarkReportTest {
             "growth-writes",
             "growth-multixact",
             "growth-row-triggers");
+    assertThat(ids).as("what --sections may name").isEqualTo(Main.SECTIONS);
     // every section, variant, distribution and figure: an id, well-formed, used once
     assertThat(all).allSatisfy(id -> assertThat(id).matches(ID));
     assertThat(all).doesNotHaveDuplicates();
@@ -232,6 +234,49 @@ class BenchmarkReportTest {
       assertThat(rs.getInt(2)).isZero();
       assertThat(rs.getInt(3)).isZero();
     }
+  }
+
+  /** {@code --sections hibernate,read-only}: those sections alone, each whole, in report order. */
+  @Test
+  void theSelectedSectionsAloneAreMeasuredAndReported() throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    Main.Options options =
+        new Main.Options(
+            "tiny",
+            List.of(
+                (database, quick, selected) ->
+                    ThroughputBenchmark.run(database, Plan.tiny(), selected)),
+            true,
+            out,
+            "test database",
+            Set.of("read-only", "hibernate"));
+    int status =
+        Main.run(
+            db.dataSource(),
+            fence(),
+            new PrintStream(bytes, true, StandardCharsets.UTF_8),
+            options);
+
+    assertThat(status).as(bytes.toString(StandardCharsets.UTF_8)).isZero();
+    JsonNode json = new ObjectMapper().readTree(out.resolve(Report.JSON).toFile());
+    List<String> ids = new ArrayList<>();
+    for (JsonNode section : json.path("sections")) {
+      ids.add(section.path("id").asText());
+      for (JsonNode variant : section.path("variants")) {
+        ids.add(variant.path("id").asText());
+        assertThat(variant.path("samples")).hasSize(Plan.tiny().rounds());
+      }
+    }
+    assertThat(ids)
+        .containsExactly(
+            "hibernate",
+            "hibernate/unfenced",
+            "hibernate/fenced",
+            "hibernate/version",
+            "read-only",
+            "read-only/unfenced",
+            "read-only/unbound",
+            "read-only/bound-1000");
   }
 
   private static FencingMigrations fence() {

@@ -23,7 +23,9 @@ class CommandLineTest {
     "compare --help,    0, usage: java -jar fencing-benchmark.jar compare",
     "--frobnicate,      2, unknown argument --frobnicate",
     "compare --bogus x, 2, unknown argument --bogus",
-    "--url,             2, --url needs a value"
+    "--url,             2, --url needs a value",
+    "--sections,        2, --sections needs a value",
+    "--sections tpcb;x, 2, --sections: unknown section 'tpcb;x'; the sections are tpcb,update,"
   })
   void usage(String arguments, int status, String expected)
       throws IOException, InterruptedException {

@@ -92,7 +92,8 @@ public final class FencingContext {
   }
 
   private static @Nullable Binding find(List<Binding> bindings, String resource) {
-    for (Binding b : bindings) {
+    for (int i = 0; i < bindings.size(); i++) { // asked per entity write: no iterator
+      Binding b = bindings.get(i);
       if (b.token().resource().equals(resource)) {
         return b;
       }

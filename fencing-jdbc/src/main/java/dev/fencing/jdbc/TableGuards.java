@@ -42,7 +42,16 @@ final class TableGuards {
       new TextMemo<>(
           TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
 
+  // The guards of each text under the current declarations (issue 13: Hibernate prepares a new
+  // statement for every execution, so this is asked once per execution of every statement). A
+  // declaration replaces the memo, so that an answer never predates a declaration it should see.
+  private volatile TextMemo<List<Guard>> targets = newTargets();
+
   TableGuards() {}
+
+  private TextMemo<List<Guard>> newTargets() {
+    return new TextMemo<>(this::lookUp, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+  }
 
   /**
    * The tables {@code sql} names as the target of a write, normalised (no schema or quotes), in
@@ -57,7 +66,7 @@ final class TableGuards {
     return List.copyOf(tables);
   }
 
-  void declare(String table, @Nullable String resource) {
+  synchronized void declare(String table, @Nullable String resource) {
     String key = normalise(Objects.requireNonNull(table, "table"));
     if (key.isEmpty()) {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
@@ -65,6 +74,7 @@ final class TableGuards {
     guards
         .computeIfAbsent(key, k -> new CopyOnWriteArraySet<>())
         .add(resource == null ? PER_ROW : resource);
+    targets = newTargets(); // after the declaration: a lookup in the new memo sees it
   }
 
   // An entity write announces its table by the name Hibernate gives: normalised once per name.
@@ -83,11 +93,19 @@ final class TableGuards {
     }
   }
 
-  /** The declared tables {@code sql} writes; empty (and cheap) when none is declared. */
+  /**
+   * The declared tables {@code sql} writes; empty (and cheap) when none is declared. What {@link
+   * #lookUp} returns, kept per text until the next declaration.
+   */
   List<Guard> targets(String sql) {
     if (guards.isEmpty()) {
       return List.of();
     }
+    return targets.get(sql);
+  }
+
+  /** The declared tables {@code sql} writes, looked up in the declarations now (immutable). */
+  List<Guard> lookUp(String sql) {
     List<Guard> found = null;
     for (String key : WRITTEN.get(sql)) {
       Set<String> resources = guards.get(key);
@@ -100,7 +118,7 @@ final class TableGuards {
         }
       }
     }
-    return found == null ? List.of() : found;
+    return found == null ? List.of() : List.copyOf(found);
   }
 
   /**
@@ -110,7 +128,8 @@ final class TableGuards {
   static boolean announced(List<Guard> guards) {
     boolean all = true;
     Map<String, Integer> announced = ANNOUNCED.get();
-    for (Guard g : guards) {
+    for (int i = 0; i < guards.size(); i++) { // per execution: no iterator
+      Guard g = guards.get(i);
       if (g.resource() == null) {
         Integer n = announced.get(g.table());
         if (n == null) {

@@ -115,6 +115,36 @@ class TextMemoTest {
     assertThat(TableGuards.writtenTables(sql)).containsExactly("ledger", "Entries");
   }
 
+  /**
+   * The guards of a text, kept per text, are those of the declarations made so far: on the corpus,
+   * before and after further declarations, each the same as looking them up afresh.
+   */
+  @Test
+  void theGuardsOfATextFromTheMemoAreThoseOfTheDeclarationsNow() {
+    TableGuards guards = new TableGuards();
+    guards.declare("t", "t-resource");
+    // fewer texts than the memo keeps: answers stay in it from one declaration to the next
+    List<String> corpus = new ArrayList<>(corpus().subList(0, SqlClassifier.MEMO_ENTRIES / 2));
+    corpus.add("update only s.\"T\" set x = 1; delete from f; insert into t select 1");
+    String[][] declarations = {{"f", null}, {"t", "t-other"}, {"into", "into-resource"}};
+    for (String[] declaration : declarations) {
+      for (String sql : corpus) {
+        List<TableGuards.Guard> fresh = guards.lookUp(sql);
+        assertThat(guards.targets(sql)).as(sql).isEqualTo(fresh);
+        assertThat(guards.targets(new String(sql.toCharArray()))).as(sql).isEqualTo(fresh);
+      }
+      guards.declare(declaration[0], declaration[1]);
+    }
+    for (String sql : corpus) {
+      assertThat(guards.targets(sql)).as(sql).isEqualTo(guards.lookUp(sql));
+    }
+    assertThat(guards.targets("delete from f; update t set x = 1"))
+        .containsExactlyInAnyOrder(
+            new TableGuards.Guard("f", null),
+            new TableGuards.Guard("t", "t-resource"),
+            new TableGuards.Guard("t", "t-other"));
+  }
+
   @Test
   void theMemoKeepsAtMostItsBoundAndNoLongText() {
     AtomicInteger computed = new AtomicInteger();

@@ -102,19 +102,44 @@ final class FencingEventListener
     }
     SharedSessionContractImplementor session = event.getSession();
     requireFencedConnection(session, entity);
-    String resource = resource(entity, persister, event.getEntity(), event.getId(), state);
+    Object value = attributeValue(entity, persister, event.getEntity(), event.getId(), state);
+    String resource =
+        entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
     requireToken(session, entity, resource, operation);
     // the statement right after this event writes one row, whose token was just required
-    rowTables
-        .getOrDefault(persister.getEntityName(), List.of())
-        .forEach(FencedTables::announceRowWrite);
-    if (oldState != null && entity.attribute() != null) {
-      // The row moves from one resource to another: it must be fenced for both.
-      String old = resource(entity, persister, event.getEntity(), event.getId(), oldState);
-      if (!old.equals(resource)) {
-        requireToken(session, entity, old, operation);
+    List<String> tables = rowTables.get(persister.getEntityName());
+    if (tables != null) {
+      for (int i = 0; i < tables.size(); i++) {
+        FencedTables.announceRowWrite(tables.get(i));
       }
     }
+    if (oldState != null && entity.attribute() != null) {
+      // The row moves from one resource to another: it must be fenced for both.
+      Object oldValue =
+          attributeValue(entity, persister, event.getEntity(), event.getId(), oldState);
+      if (!sameText(oldValue, value)) {
+        String old = entity.resourceOf(oldValue);
+        if (!old.equals(resource)) {
+          requireToken(session, entity, old, operation);
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether {@code a} and {@code b} are equal values of a type whose text is its value (so their
+   * resources are the same, without making the text: an update that keeps the attribute).
+   */
+  private static boolean sameText(@Nullable Object a, @Nullable Object b) {
+    return a != null
+        && b != null
+        && a.getClass() == b.getClass()
+        && (a instanceof String
+            || a instanceof Integer
+            || a instanceof Long
+            || a instanceof Short
+            || a instanceof java.util.UUID)
+        && a.equals(b);
   }
 
   private void collectionWrite(AbstractCollectionEvent event, String operation) {
@@ -181,20 +206,29 @@ final class FencingEventListener
       @Nullable Object instance,
       @Nullable Object id,
       Object @Nullable [] state) {
+    return entity.attribute() == null
+        ? entity.fixedResource()
+        : entity.resourceOf(attributeValue(entity, persister, instance, id, state));
+  }
+
+  /** The value of the entity's {@code @Fenced} attribute (null when its resource is fixed). */
+  private static @Nullable Object attributeValue(
+      FencedEntity entity,
+      EntityPersister persister,
+      @Nullable Object instance,
+      @Nullable Object id,
+      Object @Nullable [] state) {
     String attribute = entity.attribute();
     if (attribute == null) {
-      return entity.fixedResource();
+      return null;
     }
     if (isIdentifier(persister, entity)) {
-      return entity.resourceOf(
-          id != null || instance == null ? id : persister.getIdentifier(instance));
+      return id != null || instance == null ? id : persister.getIdentifier(instance);
     }
     if (state != null) {
-      return entity.resourceOf(
-          state[persister.findAttributeMapping(attribute).getStateArrayPosition()]);
+      return state[persister.findAttributeMapping(attribute).getStateArrayPosition()];
     }
-    return entity.resourceOf(
-        persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute));
+    return persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute);
   }
 
   private static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /** The throughput benchmark's results as report sections, with their methods and findings. */
 final class ThroughputSections {
@@ -37,7 +38,8 @@ final class ThroughputSections {
             + " branch, taken before the run) or, for the hot resource, one token shared by all"
             + " clients; FencedDataSource checks the bound tokens as it does for applications.";
     List<Section> sections = new ArrayList<>();
-    sections.add(
+    add(
+        sections,
         section(
             plan,
             ThroughputBenchmark.TPCB,
@@ -60,7 +62,8 @@ final class ThroughputSections {
                 + " come from turns of the fenced variant next to the floor variant.",
             results,
             meters));
-    sections.add(
+    add(
+        sections,
         section(
             plan,
             ThroughputBenchmark.UPDATE,
@@ -75,7 +78,8 @@ final class ThroughputSections {
                 + " on the smallest transaction.",
             results,
             meters));
-    sections.add(
+    add(
+        sections,
         section(
             plan,
             ThroughputBenchmark.HIBERNATE,
@@ -87,7 +91,8 @@ final class ThroughputSections {
                 + " column check to each UPDATE.",
             results,
             meters));
-    sections.add(
+    add(
+        sections,
         section(
             plan,
             ThroughputBenchmark.READ_ONLY,
@@ -103,7 +108,14 @@ final class ThroughputSections {
     return sections;
   }
 
-  private static Section section(
+  /** Adds {@code section} unless none of its variants was measured (not selected). */
+  private static void add(List<Section> sections, @Nullable Section section) {
+    if (section != null) {
+      sections.add(section);
+    }
+  }
+
+  private static @Nullable Section section(
       Plan plan,
       String id,
       String title,
@@ -139,6 +151,9 @@ final class ThroughputSections {
                 variants.add(paired(p, r));
               }
             });
+    if (variants.isEmpty()) {
+      return null;
+    }
     Section draft = new Section(id, title, method, variants, List.of(), List.of(), List.of());
     for (Variant v : variants) {
       Rounds.Result r = byName.get(v.name());

@@ -144,6 +144,7 @@ class ClientCpuProbe {
         for (int i = 0; i < n; i++) {
           picks[i] = Pick.random(plan, random);
         }
+        long w0 = System.nanoTime();
         long c0 = threads.getCurrentThreadCpuTime();
         long a0 = threads.getThreadAllocatedBytes(self);
         for (Pick p : picks) {
@@ -151,10 +152,14 @@ class ClientCpuProbe {
         }
         long c1 = threads.getCurrentThreadCpuTime();
         long a1 = threads.getThreadAllocatedBytes(self);
+        long w1 = System.nanoTime();
         if (round >= 0) {
           results
               .computeIfAbsent(v.getKey(), k -> new ArrayList<>())
-              .add(new double[] {(c1 - c0) / 1000.0 / n, (a1 - a0) / (double) n});
+              .add(
+                  new double[] {
+                    (c1 - c0) / 1000.0 / n, (a1 - a0) / (double) n, (w1 - w0) / 1000.0 / n
+                  });
         }
       }
     }
@@ -162,16 +167,24 @@ class ClientCpuProbe {
         new StringBuilder(
             String.format(
                 "client thread per transaction, medians of %d rounds of %d:%n"
-                    + "%-20s %9s %9s %11s%n",
-                rounds, n, "variant", "CPU µs", "min–max", "bytes"));
+                    + "%-20s %9s %9s %11s %9s %9s%n",
+                rounds, n, "variant", "CPU µs", "min–max", "bytes", "wall µs", "min–max"));
     results.forEach(
         (k, v) -> {
           double[] cpu = v.stream().mapToDouble(x -> x[0]).sorted().toArray();
           double[] bytes = v.stream().mapToDouble(x -> x[1]).sorted().toArray();
+          double[] wall = v.stream().mapToDouble(x -> x[2]).sorted().toArray();
           out.append(
               String.format(
-                  "%-20s %9.1f %4.0f–%-4.0f %11.0f%n",
-                  k, cpu[cpu.length / 2], cpu[0], cpu[cpu.length - 1], bytes[bytes.length / 2]));
+                  "%-20s %9.1f %4.0f–%-4.0f %11.0f %9.1f %4.0f–%-4.0f%n",
+                  k,
+                  cpu[cpu.length / 2],
+                  cpu[0],
+                  cpu[cpu.length - 1],
+                  bytes[bytes.length / 2],
+                  wall[wall.length / 2],
+                  wall[0],
+                  wall[wall.length - 1]));
         });
     return out.toString();
   }
