@@ -24,7 +24,8 @@
 --    it was stale ("do not retry"). When the key space in the catalog (read through the system
 --    caches, which see what committed after the snapshot) is not the one the snapshot's row
 --    carries, the 40001 is raised as such, saying so: the transaction is refused and may be
---    retried; its retry decides on the new row. (AdvisoryKeySpaceTest.)
+--    retried; its retry decides on the new row. A token below the snapshot's max_seen is stale
+--    whatever changed after the snapshot: still ZF001, as before. (AdvisoryKeySpaceTest.)
 
 -- 1. --------------------------------------------------------------------------------------------
 -- Like V10's, no SET search_path (an internal helper: it runs under try_acquire's pinned path;
@@ -141,10 +142,14 @@ BEGIN
         BEGIN
             SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR SHARE;
         EXCEPTION WHEN serialization_failure THEN
-            v_space := pg_catalog.substring(
-                pg_catalog.pg_get_functiondef('${flyway:defaultSchema}.fence(text,bigint)'::pg_catalog.regprocedure),
-                '(-?[0-9]+) /\* key space \*/')::integer;
-            IF v_space IS DISTINCT FROM r.lock_space THEN
+            -- (only for a token the snapshot holds current: one below its max_seen is stale
+            -- whatever changed after it)
+            IF p_token >= r.max_seen THEN
+                v_space := pg_catalog.substring(
+                    pg_catalog.pg_get_functiondef('${flyway:defaultSchema}.fence(text,bigint)'::pg_catalog.regprocedure),
+                    '(-?[0-9]+) /\* key space \*/')::integer;
+            END IF;
+            IF p_token >= r.max_seen AND v_space IS DISTINCT FROM r.lock_space THEN
                 RAISE EXCEPTION USING ERRCODE = '40001',
                     MESSAGE = format('fencing: the advisory key space of resource "%s" was changed (set_advisory_key_space) after this transaction began; retry the transaction',
                                      r.name),

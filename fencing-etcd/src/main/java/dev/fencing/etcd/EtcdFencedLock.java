@@ -55,8 +55,8 @@ import org.jspecify.annotations.Nullable;
  *       <i>sent</i> (etcd starts the TTL no earlier than it receives the request): never later than
  *       etcd's own expiry while the two clocks run at the same pace. A keep-alive etcd leaves
  *       unanswered for a whole TTL from when it was sent (etcd hung, the network silently dropping
- *       packets) ends the holding as lost, for good: {@link #isHeld()} stays false and no more
- *       keep-alives are sent.
+ *       packets), with no later keep-alive confirmed meanwhile, ends the holding as lost, for good:
+ *       {@link #isHeld()} stays false and no more keep-alives are sent.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists and belongs to this lease.
  *   <li>Limits: an etcd cluster restored from an old snapshot, or a new cluster, can hand out

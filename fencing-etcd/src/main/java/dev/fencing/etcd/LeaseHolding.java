@@ -21,9 +21,9 @@ import org.jspecify.annotations.Nullable;
  * keep-alives are sent here, one request at a time ({@code keepAliveOnce}), not by jetcd's
  * keep-alive stream: its replies do not say when the request they answer was sent, and the lease is
  * only known to last its TTL from then. A keep-alive unanswered for a whole TTL from when it was
- * sent ends the holding as lost (etcd may have let the lease expire meanwhile): jetcd's request has
- * no deadline of its own, and an etcd that stopped answering without closing the connection would
- * leave it pending for ever.
+ * sent, with no later one confirmed meanwhile, ends the holding as lost (etcd may have let the
+ * lease expire): jetcd's request has no deadline of its own, and an etcd that stopped answering
+ * without closing the connection would leave it pending for ever.
  */
 final class LeaseHolding {
   private final Client client;
@@ -76,10 +76,11 @@ final class LeaseHolding {
   /**
    * One keep-alive: etcd's reply extends the lease to its TTL from when this request was sent
    * (replies may come out of order: the latest such moment wins). "Lease not found" (a TTL of zero)
-   * is final, and so is no reply within the lease's TTL from when the request was sent (real time):
-   * by then nothing etcd could answer would extend the lease past now, and etcd may have ended it.
-   * Other failures leave the lease to its confirmed deadline. Completes (normally) when the holding
-   * knows the outcome: a TTL after the call at the latest.
+   * is final, and so is no reply within the lease's TTL from when the request was sent (real time)
+   * unless a later keep-alive was confirmed meanwhile (etcd then said the lease lives on): by then
+   * nothing etcd could answer to this one would extend the lease past now, and etcd may have ended
+   * it. Other failures leave the lease to its confirmed deadline. Completes (normally) when the
+   * holding knows the outcome: a TTL after the call at the latest.
    */
   CompletableFuture<?> renew() {
     long sentAt = nanoTime.getAsLong(); // before the request, so the estimate errs early
@@ -94,8 +95,9 @@ final class LeaseHolding {
               } else if (unwrap(failure) instanceof EtcdException e
                   && e.getErrorCode() == ErrorCode.NOT_FOUND) {
                 lose(); // keepAliveOnce's answer to a TTL of zero
-              } else if (unwrap(failure) instanceof TimeoutException) {
-                lose(); // unanswered for a whole TTL: the lease may be gone
+              } else if (unwrap(failure) instanceof TimeoutException && !alive()) {
+                // unanswered for a whole TTL and no later keep-alive confirmed: it may be gone
+                lose();
               }
             })
         .exceptionally(failure -> null);

@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -277,6 +278,72 @@ class EtcdFencedLockTest {
       lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
       assertThat(lock.isHeld()).as("lost for good, whatever etcd answers now").isFalse();
     }
+  }
+
+  /**
+   * A keep-alive left unanswered for a TTL does not end a holding that a later keep-alive kept
+   * alive: etcd's answer to that one says the lease lives a TTL from when it was sent. The lease
+   * clock is the test's (moved by hand); the answer to the keep-alives the test thread sends while
+   * {@code withhold} names it is withheld by an interceptor (jetcd starts the call on the calling
+   * thread), and their deadline, a TTL, runs in real time (the wait is on that keep-alive's own
+   * future).
+   */
+  @Test
+  void aKeepAliveLeftUnansweredDoesNotEndAHoldingALaterOneConfirmed() throws Exception {
+    AtomicLong now = new AtomicLong(System.nanoTime());
+    AtomicReference<Thread> withhold = new AtomicReference<>();
+    Client client =
+        Client.builder()
+            .endpoints(etcd.endpoint())
+            .interceptor(withholdKeepAliveReplies(withhold))
+            .build();
+    clients.add(client);
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client, resource)
+            .leaseTtl(Duration.ofSeconds(3))
+            .nanoTime(now::get)
+            .build()) {
+      FencingToken token = lock.acquire(PATIENCE);
+      withhold.set(Thread.currentThread());
+      CompletableFuture<?> unanswered = lock.renewNow();
+      withhold.set(null);
+      now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+      lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // confirmed: a TTL from now
+      await().atMost(PATIENCE).until(unanswered::isDone);
+      assertThat(lock.isHeld()).as("a later keep-alive confirmed the lease").isTrue();
+      assertThat(lock.token()).contains(token);
+      assertThat(lock.keepsAlive()).as("still kept alive").isTrue();
+    }
+  }
+
+  /**
+   * Withholds every reply to the LeaseKeepAlive calls started on the thread {@code withhold} names.
+   */
+  private static ClientInterceptor withholdKeepAliveReplies(AtomicReference<Thread> withhold) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        ClientCall<Q, R> call = next.newCall(method, options);
+        if (!method.getFullMethodName().endsWith("/LeaseKeepAlive")
+            || withhold.get() != Thread.currentThread()) {
+          return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                  @Override
+                  public void onMessage(R message) {
+                    // withheld
+                  }
+                },
+                headers);
+          }
+        };
+      }
+    };
   }
 
   /**

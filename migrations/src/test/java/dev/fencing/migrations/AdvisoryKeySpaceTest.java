@@ -135,6 +135,41 @@ class AdvisoryKeySpaceTest extends InterleavingTestBase {
     }
   }
 
+  /**
+   * V32's key space 40001 is for a token the snapshot holds current: a token already superseded in
+   * the snapshot is stale whatever changed after it, and stays refused as stale (ZF001, do not
+   * retry), as before V32, not told to retry with "no newer token is known to this transaction".
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  void aTokenSupersededBeforeTheSnapshotStaysStaleAfterAKeySpaceChange(Isolation isolation)
+      throws SQLException {
+    String res = "key-space-superseded/" + isolation.tag();
+    try (Connection observer = db.connect();
+        Session admin = Interleaving.session(db);
+        Session writer = Interleaving.writer(db, isolation)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      assertThat(Fence.release(observer, res, t1)).isTrue();
+      long t2 = Fence.acquire(observer, res, "holder-b", LEASE);
+      assertThat(t2).isGreaterThan(t1);
+      try {
+        begin(writer, isolation);
+        FenceSql.run(writer.c(), "SELECT pg_current_xact_id()"); // the snapshot: t2 is current
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) OTHER_SPACE);
+        SQLException e = assertFails(STALE, () -> Fence.check(writer.c(), res, t1));
+        assertThat(e.getMessage()).contains("stale fencing token " + t1);
+        writer.c().rollback();
+      } finally {
+        writer.c().rollback();
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
+      }
+    }
+  }
+
   @Test
   void aNullKeySpaceIsRefusedAndChangesNothing() throws SQLException {
     try (Connection c = db.connect()) {
