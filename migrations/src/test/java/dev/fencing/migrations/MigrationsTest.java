@@ -175,7 +175,8 @@ class MigrationsTest {
               "26 lease with less server work true",
               "27 lease reading what it uses true",
               "28 check keyed by name true",
-              "29 lease issuing in line true");
+              "29 lease issuing in line true",
+              "30 carried check without a call true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
