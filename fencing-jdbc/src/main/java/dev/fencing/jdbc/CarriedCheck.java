@@ -16,13 +16,15 @@ import org.postgresql.jdbc.PreferQueryMode;
 /**
  * Issue 13, no extra round trip: the check of a transaction's first write travels with the write.
  * For a {@code PreparedStatement} of one statement, the execution that needs the check runs {@code
- * SELECT <schema>.check_one(?, ?); <the statement's SQL>} instead (for several tokens {@code
- * check_tokens(?, ?)}), one multi-statement prepared statement (the resource and token, or the two
- * arrays, at 1 and 2, the caller's parameters replayed at their index + 2). pgjdbc sends both
- * statements before one Sync: one round trip; a refusal by the check makes the server skip the
- * statement. The check's row is read and hidden; what the caller gets (the return value, results,
- * update counts, warnings, the driver's own exceptions) is the statement's, as the driver gives it
- * for the call made.
+ * <the check>;<the statement's SQL>} instead, one multi-statement prepared statement: for one token
+ * usually V30's function-free form (the advisory share lock, then a read through {@code
+ * check_at_token} that calls {@code check_one} only when it does not accept: {@link CheckForms}),
+ * else {@code check_one(?, ?)}, for several tokens {@code check_tokens(?, ?)}; the check's
+ * arguments first, the caller's parameters replayed after them. pgjdbc sends all statements before
+ * one Sync: one round trip; a refusal by the check makes the server skip the statement. The check's
+ * rows are read and hidden; what the caller gets (the return value, results, update counts,
+ * warnings, the driver's own exceptions) is the statement's, as the driver gives it for the call
+ * made.
  *
  * <p>The caller's statement stays the driver's statement, used by every other execution; this
  * decides which execution carries and how, records its parameters (index, setter, arguments) for
@@ -273,7 +275,7 @@ final class CarriedCheck {
    * statement one implicit transaction in autocommit only with the extended protocol and no Sync
    * possible between them ({@link SyncSplit}).
    */
-  Carrier carrier(String name, IntFunction<String> checkSql) {
+  Carrier carrier(String name, IntFunction<List<String>> checkTexts) {
     return new Carrier() {
       @Override
       public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
@@ -293,10 +295,18 @@ final class CarriedCheck {
           return keyColumns != null || stopped || !CarriedSimple.available();
         }
         try {
-          // the combined statement this execution will use: in autocommit every bound token is
-          // checked (the transaction is new), so the check's form follows their number
-          PreparedStatement c = combined.statement(checkSql.apply(tokens));
-          return c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c));
+          // the combined statements this execution may use: in autocommit every bound token is
+          // checked (the transaction is new), so the check's forms follow their number
+          for (String checkSql : checkTexts.apply(tokens)) {
+            if (keyColumns != null && checkSql.indexOf(';') >= 0) {
+              continue; // with generated keys the check is one statement (CarriedCombined)
+            }
+            PreparedStatement c = combined.statement(checkSql);
+            if (c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c))) {
+              return true;
+            }
+          }
+          return false;
         } catch (SQLException e) {
           return true;
         }

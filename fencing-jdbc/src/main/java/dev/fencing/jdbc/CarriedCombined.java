@@ -18,9 +18,11 @@ import org.postgresql.util.PSQLState;
 /**
  * The combined statements of a {@link CarriedCheck}: {@code <check>;<the statement's SQL>} (with
  * {@code RETURNING <columns>} for generated keys, {@link CarriedKeys}) prepared once per check text
- * (check_one's, check_tokens'), and their execution: the check's arguments at 1 and 2, the caller's
- * parameters replayed at their index + 2, the check's row read and hidden, the driver left at the
- * statement's results (and, with generated keys, its {@code RETURNING} rows kept as its keys).
+ * ({@link CheckForms}: the fast form's two statements, check_one's, check_tokens'), and their
+ * execution: the check's arguments first ({@link CheckArguments#bind}), the caller's parameters
+ * replayed after them, each check statement's row read and hidden, the driver left at the
+ * statement's results (and, with generated keys, its {@code RETURNING} rows kept as its keys; the
+ * check there is one statement, {@link CheckArguments#singleStatement}).
  */
 final class CarriedCombined {
   private final Connection connection;
@@ -60,8 +62,11 @@ final class CarriedCombined {
    * Runs {@code name} behind {@code check} on its combined statement, in one round trip. Null if
    * nothing was sent (the caller then checks on its own and executes as usual).
    */
-  Carrier.@Nullable Carried run(String name, CheckArguments check) throws SQLException {
+  Carrier.@Nullable Carried run(String name, CheckArguments carriedCheck) throws SQLException {
     String[] columns = keyColumns;
+    // with generated keys the results are reported statement by statement as keys and counts:
+    // one check statement there
+    CheckArguments check = columns == null ? carriedCheck : carriedCheck.singleStatement();
     PreparedStatement c = statement(check.sql());
     if (c == null) {
       return null;
@@ -69,9 +74,8 @@ final class CarriedCombined {
     boolean update =
         columns == null && (name.equals("executeUpdate") || name.equals("executeLargeUpdate"));
     keys = null; // the driver closes them at the next execution
-    owner.prepare(c, 2);
-    c.setObject(1, check.first()); // a resource and its token (check_one), or two arrays
-    c.setObject(2, check.second());
+    owner.prepare(c, check.parameters());
+    check.bind(c); // a resource and its token (check_one, or the fast form's), or two arrays
     // The driver's executeUpdate fetches at most one row of a query, whose result it refuses.
     if (update) {
       c.setMaxRows(1);
@@ -87,11 +91,23 @@ final class CarriedCombined {
       throw e;
     }
     Object advanced = null;
-    // with generated keys, each statement's rows and then its count; the check's row the "keys"
-    try (ResultSet checkRow = columns == null ? c.getResultSet() : c.getGeneratedKeys()) {
-      if (checkRow != null && checkRow.next()) {
-        int n = checkRow.getInt(1); // the check's integer (getObject looks its type up per call)
-        advanced = checkRow.wasNull() ? null : n;
+    if (columns == null) {
+      // each check statement's row (the fast form's lock, then its read), the last one the check's
+      for (int i = 1; i < check.statements(); i++) {
+        c.getMoreResults(); // closes the row before
+      }
+      ResultSet checkRow = c.getResultSet();
+      if (checkRow != null) {
+        try (checkRow) {
+          advanced = check.returned(checkRow.next() ? checkRow : null);
+        }
+      }
+    } else {
+      // with generated keys, each statement's rows and then its count; the check's row the "keys"
+      try (ResultSet checkRow = c.getGeneratedKeys()) {
+        if (checkRow != null && checkRow.next()) {
+          advanced = check.returned(checkRow);
+        }
       }
     }
     boolean isResultSet;

@@ -132,11 +132,11 @@ final class FencedConnection implements InvocationHandler {
   }
 
   /**
-   * The check a prepared statement carries for {@code tokens} tokens: {@code SELECT
-   * <schema>.check_one(?, ?)} for one, else {@code check_tokens(?, ?)}.
+   * Every text a prepared statement may carry the check of {@code tokens} tokens with now ({@link
+   * CheckForms}).
    */
-  String checkSql(int tokens) {
-    return checker.checkSql(tokens);
+  List<String> checkTexts(int tokens) {
+    return checker.checkTexts(tokens);
   }
 
   /** The tokens this connection checks: those bound for its database's resources. */

@@ -80,7 +80,7 @@ final class FencedStatement implements InvocationHandler {
                   : CarriedBatch.of(raw, name, args, batch, c != null && c.batchable())
               : c == null
                   ? CarriedStatement.of(raw, name, args)
-                  : c.canCarry(name, args) ? c.carrier(name, connection::checkSql) : null;
+                  : c.canCarry(name, args) ? c.carrier(name, connection::checkTexts) : null;
       try {
         return FencedChild.fence(
             connection,

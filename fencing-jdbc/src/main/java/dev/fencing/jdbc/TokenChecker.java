@@ -65,12 +65,15 @@ final class TokenChecker {
   private final boolean recordRejections;
   private final FencingMetrics metrics;
   private final TableGuards guards = new TableGuards();
+  // the forms a carried check takes, and what this data source learned to choose them (V30)
+  private final CheckForms forms;
 
   TokenChecker(
       String schema, Predicate<String> placed, boolean recordRejections, FencingMetrics metrics) {
     this.placed = placed;
     this.schema = schema;
     this.checkSql = Call.check(schema);
+    this.forms = new CheckForms(schema);
     this.checkIfWrittenSql = Call.ifWritten(schema, "");
     // one round trip: pgjdbc sends both statements before a single Sync
     this.checkAndCommitSql = Call.ifWritten(schema, "; COMMIT");
@@ -129,22 +132,22 @@ final class TokenChecker {
   }
 
   /**
-   * The check of {@code tokens} tokens: {@code SELECT <schema>.check_one(?, ?)} for one, else
-   * {@code SELECT <schema>.check_tokens(?, ?)}; its arguments are {@link #arguments}.
+   * Every text a prepared statement may carry the check of {@code tokens} tokens with now ({@link
+   * CheckForms#texts}).
    */
-  String checkSql(int tokens) {
-    return tokens == 1 ? checkSql.one() : checkSql.many();
+  List<String> checkTexts(int tokens) {
+    return forms.texts(tokens);
   }
 
   /**
    * The check of {@code bindings} for a statement that carries it, in the forms a carrier sends
-   * ({@link CheckArguments}), after refusing any binding whose lease is known lost (as {@link
-   * #check} does).
+   * ({@link CheckArguments}: for one token usually {@link CheckForms}' function-free form), after
+   * refusing any binding whose lease is known lost (as {@link #check} does).
    */
   CheckArguments arguments(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     refuseLostLeases(connection, bindings);
-    return new CheckArguments(connection, checkSql(bindings.size()), schema, bindings);
+    return new CheckArguments(connection, forms.form(bindings), forms, schema, bindings);
   }
 
   /**

@@ -26,10 +26,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Issue 13, what the wire pays: the benchmark's transactions (a single-row {@code UPDATE}, the
  * TPC-B-like one, three reads) written as applications write them, a new {@code PreparedStatement}
  * per statement per transaction over one pooled connection (autocommit off), send with a token
- * bound exactly the messages they send unfenced plus the check's Bind and Execute, in as many round
- * trips: once the connection has prepared its statements (pgjdbc's prepareThreshold), no Parse
- * (nothing parsed or planned again: the combined statement and the commit's check are pgjdbc's
- * cached, server-prepared statements like the caller's) and no Describe.
+ * bound exactly the messages they send unfenced plus the check's Bind and Execute (two of each for
+ * a lease's token: V30's function-free form, the lock and the read, {@link CheckForms}), in as many
+ * round trips: once the connection has prepared its statements (pgjdbc's prepareThreshold), no
+ * Parse (nothing parsed or planned again: the combined statement and the commit's check are
+ * pgjdbc's cached, server-prepared statements like the caller's) and no Describe.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class SteadyStateMessagesTest {
@@ -41,6 +42,7 @@ class SteadyStateMessagesTest {
   private static HikariDataSource pool;
   private static DataSource fenced;
   private static String resource;
+  private static FencingToken local;
 
   @BeforeAll
   static void start() throws SQLException {
@@ -50,6 +52,12 @@ class SteadyStateMessagesTest {
     exec(plain, "CREATE TABLE steady_history (id int GENERATED ALWAYS AS IDENTITY, delta int)");
     exec(plain, "INSERT INTO steady_accounts SELECT i, 0 FROM generate_series(1, 10) i");
     resource = externalResource(plain, "steady-state", 5);
+    local =
+        FencingToken.of(
+            "steady-local",
+            FencingTestSupport.queryLong(
+                plain,
+                "SELECT token FROM fencing.try_acquire('steady-local', 'steady', interval '1 hour')"));
     HikariConfig config = new HikariConfig();
     config.setDataSource(plain);
     config.setMaximumPoolSize(1);
@@ -83,10 +91,35 @@ class SteadyStateMessagesTest {
     assertSteady(SteadyStateMessagesTest::readOnly);
   }
 
+  /**
+   * V30: a lease's token (a local resource, READ COMMITTED) is carried in the function-free form
+   * ({@link CheckForms}), two statements in front of the write (the lock, then the read that
+   * accepts): two Binds and two Executes more than unfenced, each statement binding the resource,
+   * in as many round trips, nothing parsed or described.
+   */
+  @Test
+  void aSingleUpdateWithALeasesTokenSendsTheUnfencedMessagesAndTheTwoStatementsOfTheCheck()
+      throws SQLException {
+    assertSteady(SteadyStateMessagesTest::update, local, Map.of("Bind", 2, "Execute", 2), 2);
+  }
+
+  @Test
+  void aTpcbLikeTransactionWithALeasesTokenSendsTheUnfencedMessagesAndTheTwoStatementsOfTheCheck()
+      throws SQLException {
+    assertSteady(SteadyStateMessagesTest::tpcb, local, Map.of("Bind", 2, "Execute", 2), 2);
+  }
+
   private static void assertSteady(Transaction tx) throws SQLException {
+    assertSteady(tx, FencingToken.of(resource, 5), Map.of("Bind", 1, "Execute", 1), 1);
+  }
+
+  private static void assertSteady(
+      Transaction tx, FencingToken token, Map<String, Integer> expected, int bound)
+      throws SQLException {
+    String resource = token.resource();
     for (int i = 0; i < WARM_UP; i++) {
       tx.run(pool, 1 + i % 10);
-      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+      try (FencingScope scope = Fencing.bind(token)) {
         tx.run(fenced, 1 + i % 10);
       }
     }
@@ -97,7 +130,7 @@ class SteadyStateMessagesTest {
       List<String> unfenced = trips.sent();
 
       trips.reset();
-      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+      try (FencingScope scope = Fencing.bind(token)) {
         tx.run(fenced, 3);
       }
       int fencedTrips = trips.count();
@@ -115,14 +148,16 @@ class SteadyStateMessagesTest {
       extra.values().removeIf(n -> n == 0);
       assertThat(extra)
           .as("messages beyond the unfenced ones: fenced %s, unfenced %s", sent, unfenced)
-          .isEqualTo(Map.of("Bind", 1, "Execute", 1));
+          .isEqualTo(expected);
       List<String> checks = new ArrayList<>();
       for (String m : sent) {
         if (m.contains(resource)) {
           checks.add(m);
         }
       }
-      assertThat(checks).as("the check's arguments, bound once: %s", sent).hasSize(1);
+      assertThat(checks)
+          .as("the check's arguments, bound once a statement: %s", sent)
+          .hasSize(bound);
     }
   }
 

@@ -176,6 +176,7 @@ class MigrationsTest {
               "27 lease reading what it uses true",
               "28 check keyed by name true",
               "29 lease issuing in line true",
+              "30 carried check without a call true",
               "32 leftovers of the reviews true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");

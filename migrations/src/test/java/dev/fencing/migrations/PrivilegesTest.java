@@ -134,6 +134,42 @@ class PrivilegesTest {
     }
   }
 
+  /**
+   * V30: the application role reads the carried check's view, which shows the resources its fast
+   * path may accept (local, not strict, not protected, a token issued) and only under READ
+   * COMMITTED; it shows no holder, no lease and nothing of the other tables.
+   */
+  @Test
+  void applicationRoleReadsOnlyWhatTheCarriedChecksViewShows() throws SQLException {
+    String local = "privileges/view-local";
+    String strict = "privileges/view-strict";
+    String external = "privileges/view-external";
+    long token;
+    try (Connection admin = db.connect()) {
+      token = Fence.acquire(admin, local, "view", TTL);
+      FenceSql.run(admin, "SELECT fencing.create_resource(?, false, true)", strict);
+      Fence.acquire(admin, strict, "view", TTL);
+      FenceSql.run(admin, "SELECT fencing.create_resource(?, true)", external);
+      Fence.check(admin, external, 7L);
+    }
+    try (Connection app = appUser.connect()) {
+      String sql =
+          "SELECT string_agg(name || ' ' || max_seen, ',' ORDER BY name)"
+              + " FROM fencing.check_at_token WHERE name LIKE 'privileges/view-%'";
+      assertThat(FenceSql.string(app, sql)).isEqualTo(local + " " + token);
+      assertThat(
+              FenceSql.strings(
+                  app,
+                  "SELECT attname FROM pg_attribute WHERE attrelid = 'fencing.check_at_token'::regclass"
+                      + " AND attnum > 0 ORDER BY attnum"))
+          .containsExactly("name", "max_seen", "lock_space");
+      app.setAutoCommit(false);
+      FenceSql.run(app, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      assertThat(FenceSql.string(app, sql)).as("no row outside READ COMMITTED").isNull();
+      app.rollback();
+    }
+  }
+
   @Test
   void applicationRoleSeesItsRefusalsButCannotForgeOrDeleteThem() throws SQLException {
     String r = "privileges/refused";
@@ -263,6 +299,15 @@ class PrivilegesTest {
             "SELECT fencing.marker_mac(1, 1)",
             "SELECT fencing.is_checked(1)",
             "SELECT fencing.require_fenced('x', 'fencing.resource')",
+            // V30's view: read only, and only as it is
+            "UPDATE fencing.check_at_token SET max_seen = 0",
+            "INSERT INTO fencing.check_at_token (name, max_seen) VALUES ('privileges/forged', 1)",
+            "DELETE FROM fencing.check_at_token",
+            "CREATE OR REPLACE VIEW fencing.check_at_token AS"
+                + " SELECT name, max_seen, lock_space FROM fencing.resource",
+            "ALTER VIEW fencing.check_at_token RENAME TO gone",
+            "ALTER VIEW fencing.check_at_token OWNER TO " + appUser.name(),
+            "DROP VIEW fencing.check_at_token",
             // DDL in the fence's schema
             "CREATE TABLE fencing.evil (id int)",
             "CREATE VIEW fencing.evil AS SELECT 1 AS one",
@@ -484,7 +529,10 @@ class PrivilegesTest {
                       + " AND (a.grantee = 0 OR a.grantee = '"
                       + db.appRole()
                       + "'::regrole)"))
-          .isEmpty();
+          // V30: the carried check's read (name, max_seen and lock_space of the resources its
+          // fast path may accept; none a secret: a token is not authentication, hazard 13, and a
+          // refusal tells max_seen), nothing else, nothing to PUBLIC
+          .containsExactly("fencing.check_at_token SELECT");
       // the application role may use the schema, not create in it
       assertThat(
               FenceSql.string(
