@@ -106,13 +106,6 @@ final class FencingEventListener
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
     requireToken(session, entity, resource, operation);
-    // the statement right after this event writes one row, whose token was just required
-    List<String> tables = rowTables.get(persister.getEntityName());
-    if (tables != null) {
-      for (int i = 0; i < tables.size(); i++) {
-        FencedTables.announceRowWrite(tables.get(i));
-      }
-    }
     if (oldState != null && entity.attribute() != null) {
       // The row moves from one resource to another: it must be fenced for both.
       Object oldValue =
@@ -122,6 +115,15 @@ final class FencingEventListener
         if (!old.equals(resource)) {
           requireToken(session, entity, old, operation);
         }
+      }
+    }
+    // the statement right after this event writes one row, whose tokens were just required:
+    // announced
+    // only now, so that a refusal above leaves no announcement for a later bulk write to use up
+    List<String> tables = rowTables.get(persister.getEntityName());
+    if (tables != null) {
+      for (int i = 0; i < tables.size(); i++) {
+        FencedTables.announceRowWrite(tables.get(i));
       }
     }
   }

@@ -160,6 +160,34 @@ class PerRowResourceTest {
     assertThat(balanceOf(3)).isEqualTo(100);
   }
 
+  /**
+   * A move refused for its old resource announces no row write: the bulk write that follows in the
+   * same transaction, after the application caught the refusal, is judged as unannounced (refused
+   * on this unprotected table) instead of using up an announcement for a row that was never
+   * written. (Hibernate has marked the transaction for rollback by then; the wrapper must refuse
+   * the statement anyway.)
+   */
+  @Test
+  void aMoveRefusedForItsOldResourceLeavesNoAnnouncementForALaterBulkWrite() {
+    Account account = new Account(1, 100);
+    jpa.seed("account:1", account);
+    Lease three = jpa.current("account:3");
+
+    try (FencingScope scope = Fencing.bind(three)) {
+      jpa.sessionFactory.inTransaction(
+          s -> {
+            s.find(Account.class, account.id).number = 3;
+            refusal(MissingFencingTokenException.class, s::flush);
+            s.clear();
+            refusal(
+                MissingFencingTokenException.class,
+                () -> s.createNativeMutationQuery("delete from account").executeUpdate());
+            s.getTransaction().setRollbackOnly();
+          });
+    }
+    assertThat(balanceOf(1)).isEqualTo(100);
+  }
+
   @Test
   void severalAccountsInOneTransactionAreCheckedInOneCall() {
     long calls = jpa.checkCalls();
