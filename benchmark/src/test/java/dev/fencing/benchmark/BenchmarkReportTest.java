@@ -16,6 +16,8 @@ import dev.fencing.testing.TestDatabaseExtension;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +26,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -277,6 +281,32 @@ class BenchmarkReportTest {
             "read-only/unfenced",
             "read-only/unbound",
             "read-only/bound-1000");
+  }
+
+  /**
+   * {@code --sections lease}: the throughput measurement, none of whose sections is selected, sets
+   * nothing up (no bank to seed, no pool, no leases): it does not touch the database at all.
+   */
+  @Test
+  void aThroughputRunWithNoSectionSelectedTouchesNothing() throws Exception {
+    DataSource real = db.dataSource();
+    AtomicInteger calls = new AtomicInteger();
+    DataSource counted =
+        (DataSource)
+            Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                  calls.incrementAndGet();
+                  try {
+                    return method.invoke(real, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+
+    assertThat(ThroughputBenchmark.run(counted, Plan.tiny(), id -> id.equals("lease"))).isEmpty();
+    assertThat(calls).as("calls on the data source").hasValue(0);
   }
 
   private static FencingMigrations fence() {

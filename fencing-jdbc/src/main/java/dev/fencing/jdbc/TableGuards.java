@@ -86,6 +86,14 @@ final class TableGuards {
     ANNOUNCED.get().merge(NORMALISED.get(table), 1, Integer::sum);
   }
 
+  /** Forgets what this thread announced for {@code table} and no statement used up. */
+  static void withdraw(String table) {
+    Map<String, Integer> announced = ANNOUNCED.get();
+    if (!announced.isEmpty()) {
+      announced.remove(NORMALISED.get(table));
+    }
+  }
+
   /** Forgets the announcements of the writing thread (its transaction ended). */
   void forgetAnnouncements() {
     if (!guards.isEmpty()) {

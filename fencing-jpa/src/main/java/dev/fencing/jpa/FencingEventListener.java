@@ -12,6 +12,14 @@ import org.hibernate.collection.spi.PersistentCollection;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.event.spi.AbstractCollectionEvent;
 import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
+import org.hibernate.event.spi.PostDeleteEvent;
+import org.hibernate.event.spi.PostDeleteEventListener;
+import org.hibernate.event.spi.PostInsertEvent;
+import org.hibernate.event.spi.PostInsertEventListener;
+import org.hibernate.event.spi.PostUpdateEvent;
+import org.hibernate.event.spi.PostUpdateEventListener;
+import org.hibernate.event.spi.PostUpsertEvent;
+import org.hibernate.event.spi.PostUpsertEventListener;
 import org.hibernate.event.spi.PreCollectionRecreateEvent;
 import org.hibernate.event.spi.PreCollectionRecreateEventListener;
 import org.hibernate.event.spi.PreCollectionRemoveEvent;
@@ -41,7 +49,11 @@ final class FencingEventListener
         PreUpsertEventListener,
         PreCollectionRecreateEventListener,
         PreCollectionUpdateEventListener,
-        PreCollectionRemoveEventListener {
+        PreCollectionRemoveEventListener,
+        PostInsertEventListener,
+        PostUpdateEventListener,
+        PostDeleteEventListener,
+        PostUpsertEventListener {
 
   private final Map<String, FencedEntity> fenced;
   private final Map<String, List<String>> rowTables;
@@ -75,6 +87,37 @@ final class FencingEventListener
     return false;
   }
 
+  // After the entity's statements (executed or batched): an announcement none of them used up (a
+  // table Hibernate skipped, the update changing none of its columns) must not outlive the write.
+  @Override
+  public void onPostInsert(PostInsertEvent event) {
+    withdraw(event.getPersister());
+  }
+
+  @Override
+  public void onPostUpdate(PostUpdateEvent event) {
+    withdraw(event.getPersister());
+  }
+
+  @Override
+  public void onPostDelete(PostDeleteEvent event) {
+    withdraw(event.getPersister());
+  }
+
+  @Override
+  public void onPostUpsert(PostUpsertEvent event) {
+    withdraw(event.getPersister());
+  }
+
+  private void withdraw(EntityPersister persister) {
+    List<String> tables = rowTables.get(persister.getEntityName());
+    if (tables != null) {
+      for (int i = 0; i < tables.size(); i++) {
+        FencedTables.withdrawRowWrite(tables.get(i));
+      }
+    }
+  }
+
   @Override
   public void onPreRecreateCollection(PreCollectionRecreateEvent event) {
     collectionWrite(event, "write the collection");
@@ -106,13 +149,6 @@ final class FencingEventListener
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
     requireToken(session, entity, resource, operation);
-    // the statement right after this event writes one row, whose token was just required
-    List<String> tables = rowTables.get(persister.getEntityName());
-    if (tables != null) {
-      for (int i = 0; i < tables.size(); i++) {
-        FencedTables.announceRowWrite(tables.get(i));
-      }
-    }
     if (oldState != null && entity.attribute() != null) {
       // The row moves from one resource to another: it must be fenced for both.
       Object oldValue =
@@ -122,6 +158,15 @@ final class FencingEventListener
         if (!old.equals(resource)) {
           requireToken(session, entity, old, operation);
         }
+      }
+    }
+    // the statement right after this event writes one row, whose tokens were just required:
+    // announced
+    // only now, so that a refusal above leaves no announcement for a later bulk write to use up
+    List<String> tables = rowTables.get(persister.getEntityName());
+    if (tables != null) {
+      for (int i = 0; i < tables.size(); i++) {
+        FencedTables.announceRowWrite(tables.get(i));
       }
     }
   }

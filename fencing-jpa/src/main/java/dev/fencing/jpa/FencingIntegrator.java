@@ -87,6 +87,10 @@ public final class FencingIntegrator implements Integrator {
     registry.appendListeners(EventType.PRE_COLLECTION_RECREATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_UPDATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_REMOVE, listener);
+    registry.appendListeners(EventType.POST_INSERT, listener);
+    registry.appendListeners(EventType.POST_UPDATE, listener);
+    registry.appendListeners(EventType.POST_DELETE, listener);
+    registry.appendListeners(EventType.POST_UPSERT, listener);
   }
 
   /**

@@ -27,7 +27,7 @@ class PerRowResourceTest {
 
   @BeforeAll
   static void start() {
-    jpa = JpaFixture.start(db, Account.class, Wallet.class);
+    jpa = JpaFixture.start(db, Account.class, Wallet.class, Vehicle.class, Truck.class);
   }
 
   @AfterEach
@@ -158,6 +158,60 @@ class PerRowResourceTest {
       jpa.sessionFactory.inTransaction(s -> s.find(Account.class, account.id).number = 3);
     }
     assertThat(balanceOf(3)).isEqualTo(100);
+  }
+
+  /**
+   * A move refused for its old resource announces no row write: the bulk write that follows in the
+   * same transaction, after the application caught the refusal, is judged as unannounced (refused
+   * on this unprotected table) instead of using up an announcement for a row that was never
+   * written. (Hibernate has marked the transaction for rollback by then; the wrapper must refuse
+   * the statement anyway.)
+   */
+  @Test
+  void aMoveRefusedForItsOldResourceLeavesNoAnnouncementForALaterBulkWrite() {
+    Account account = new Account(1, 100);
+    jpa.seed("account:1", account);
+    Lease three = jpa.current("account:3");
+
+    try (FencingScope scope = Fencing.bind(three)) {
+      jpa.sessionFactory.inTransaction(
+          s -> {
+            s.find(Account.class, account.id).number = 3;
+            refusal(MissingFencingTokenException.class, s::flush);
+            s.clear();
+            refusal(
+                MissingFencingTokenException.class,
+                () -> s.createNativeMutationQuery("delete from account").executeUpdate());
+            s.getTransaction().setRollbackOnly();
+          });
+    }
+    assertThat(balanceOf(1)).isEqualTo(100);
+  }
+
+  /**
+   * An entity over two tables whose update writes one of them (Hibernate skips a table none of
+   * whose columns changed) leaves no announcement for the other: a native write of that table later
+   * in the transaction, holding one row's token, is refused (the table is not protected) instead of
+   * writing every row.
+   */
+  @Test
+  void anUpdateThatSkipsOneOfItsTablesLeavesNoAnnouncementForIt() {
+    jpa.seed("vehicle:x", new Truck("x", 1));
+    jpa.seed("vehicle:y", new Truck("y", 1));
+
+    try (FencingScope scope = Fencing.bind(jpa.current("vehicle:x"))) {
+      refusal(
+          MissingFencingTokenException.class,
+          () ->
+              jpa.sessionFactory.inTransaction(
+                  s -> {
+                    s.find(Truck.class, "x").mileage = 5; // a column of vehicle, none of truck
+                    s.flush();
+                    s.createNativeMutationQuery("update truck set load = 99").executeUpdate();
+                  }));
+    }
+    assertThat(jpa.queryLong("SELECT load FROM truck WHERE id = 'y'")).isEqualTo(1);
+    assertThat(jpa.queryLong("SELECT mileage FROM vehicle WHERE id = 'x'")).isZero();
   }
 
   @Test
