@@ -72,14 +72,14 @@ final class CheckForms {
     this.schema = schema;
     this.many = new Form(Kind.MANY, "SELECT " + schema + ".check_tokens(?, ?)");
     this.one = new Form(Kind.ONE, "SELECT " + schema + ".check_one(?, ?)");
-    // resource.lock_space's default, as set_advisory_key_space writes it (V28)
+    // resource.lock_space's default, as set_advisory_key_space writes it (V28): 5 or '-5'::integer
     this.learn =
         new Form(
             Kind.LEARN,
             "SELECT "
                 + schema
                 + ".check_one(?, ?), (SELECT pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin,"
-                + " d.adrelid), '^-?[0-9]+')::integer FROM pg_catalog.pg_attrdef d"
+                + " d.adrelid), '^''?(-?[0-9]+)')::integer FROM pg_catalog.pg_attrdef d"
                 + " JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum"
                 + " WHERE d.adrelid = '"
                 + schema

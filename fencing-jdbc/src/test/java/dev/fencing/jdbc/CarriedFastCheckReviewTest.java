@@ -19,7 +19,7 @@ import org.postgresql.jdbc.PgConnection;
  * V30's function-free carried check ({@link CheckForms}) where the client's text and the server's
  * plan cache could decide instead of the view: the comparisons of the client's text are
  * pg_catalog's whatever the session's search_path; the view's isolation test is evaluated at each
- * execution of a generic plan.
+ * execution of a generic plan; a negative key space is learned.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class CarriedFastCheckReviewTest {
@@ -182,5 +182,37 @@ class CarriedFastCheckReviewTest {
       }
     }
     assertThat(rows(resource)).isEqualTo(14);
+  }
+
+  /** A negative key space (set_advisory_key_space allows one) is learned: the fast form is used. */
+  @Test
+  void aNegativeKeySpaceIsLearned() throws SQLException {
+    long before =
+        FencingTestSupport.queryLong(
+            plain,
+            "SELECT lock_space FROM fencing.resource WHERE name = ?",
+            ensure(name("space-probe")));
+    int after = -7_000_011;
+    exec(plain, "SELECT fencing.set_advisory_key_space(?)", after);
+    try {
+      FencedDataSource ds = FencedDataSource.wrap(traced(""));
+      String resource = name("negative");
+      long token = acquire(resource, "1 hour");
+      warm(ds, resource, token);
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, token));
+          Connection c = ds.getConnection()) {
+        c.setAutoCommit(false);
+        write(c, resource);
+        assertThat(checkOneCalls(c)).as("the fast form in key space %d", after).isZero();
+        c.commit();
+      }
+    } finally {
+      exec(plain, "SELECT fencing.set_advisory_key_space(?)", (int) before);
+    }
+  }
+
+  private static String ensure(String resource) throws SQLException {
+    acquire(resource, "1 hour");
+    return resource;
   }
 }
