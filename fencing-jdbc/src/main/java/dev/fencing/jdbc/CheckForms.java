@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
  * SELECT pg_catalog.pg_advisory_xact_lock_shared(&lt;key space&gt;, pg_catalog.hashtext(?));
  * SELECT coalesce((SELECT -1 FROM &lt;schema&gt;.check_at_token c WHERE c.name = ? AND c.max_seen = ?
  *                   AND c.lock_space = &lt;key space&gt;), &lt;schema&gt;.check_one(?, ?))
+ * (each = written OPERATOR(pg_catalog.=))
  * </pre>
  *
  * The view holds the fast path's condition (V30); a row it does not show, or in another key space
@@ -71,27 +72,33 @@ final class CheckForms {
     this.schema = schema;
     this.many = new Form(Kind.MANY, "SELECT " + schema + ".check_tokens(?, ?)");
     this.one = new Form(Kind.ONE, "SELECT " + schema + ".check_one(?, ?)");
-    // resource.lock_space's default, as set_advisory_key_space writes it (V28)
+    // resource.lock_space's default, as set_advisory_key_space writes it (V28): 5 or '-5'::integer
     this.learn =
         new Form(
             Kind.LEARN,
             "SELECT "
                 + schema
                 + ".check_one(?, ?), (SELECT pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin,"
-                + " d.adrelid), '^-?[0-9]+')::integer FROM pg_catalog.pg_attrdef d"
+                + " d.adrelid), '^''?(-?[0-9]+)')::integer FROM pg_catalog.pg_attrdef d"
                 + " JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum"
                 + " WHERE d.adrelid = '"
                 + schema
                 + ".resource'::pg_catalog.regclass AND a.attname = 'lock_space')");
   }
 
-  /** The fast form's text with {@code space} as its key space. */
+  /**
+   * The fast form's text with {@code space} as its key space. Its comparisons are pg_catalog's
+   * whatever the session's search_path: an {@code =} of another schema (an exact match for {@code
+   * text = varchar}, or any {@code =} of a schema the path lists before pg_catalog) would decide
+   * what the view accepts.
+   */
   static String fastSql(String schema, int space) {
     return "SELECT pg_catalog.pg_advisory_xact_lock_shared("
         + space
         + ", pg_catalog.hashtext(?));SELECT coalesce((SELECT -1 FROM "
         + schema
-        + ".check_at_token c WHERE c.name = ? AND c.max_seen = ? AND c.lock_space = "
+        + ".check_at_token c WHERE c.name OPERATOR(pg_catalog.=) ?"
+        + " AND c.max_seen OPERATOR(pg_catalog.=) ? AND c.lock_space OPERATOR(pg_catalog.=) "
         + space
         + "), "
         + schema
