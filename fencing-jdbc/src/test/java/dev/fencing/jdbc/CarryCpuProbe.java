@@ -248,6 +248,46 @@ class CarryCpuProbe {
                       + " AND a.attname = 'lock_space'");
       all.put("carried-v30", carriedFast(CheckForms.fastSql("fencing", space), "rrtrt", 2));
       all.put("carried-onestmt", carriedFast(oneStatement(space), "rtrtr", 1));
+      String read =
+          "SELECT coalesce((SELECT -1 FROM fencing.probe_latest c"
+              + " WHERE c.name OPERATOR(pg_catalog.=) ? AND c.max_seen OPERATOR(pg_catalog.=) ?"
+              + " AND c.lock_space OPERATOR(pg_catalog.=) ";
+      String lock =
+          "pg_catalog.pg_advisory_xact_lock_shared(" + space + ", pg_catalog.hashtext(?))";
+      // the lock in a VALUES row, the SubPlan correlated to its column (a one-time filter)
+      all.put(
+          "carried-values",
+          carriedFast(
+              read
+                  + space
+                  + " AND l.k IS NOT NULL), fencing.check_one(?, ?)) FROM (VALUES ("
+                  + lock
+                  + ")) l(k)",
+              "rtrtr",
+              1));
+      // the same, correlated through the key space the row carries (no one-time filter)
+      all.put(
+          "carried-values-s",
+          carriedFast(
+              read
+                  + "l.s), fencing.check_one(?, ?)) FROM (VALUES ("
+                  + space
+                  + ", "
+                  + lock
+                  + ")) l(s, k)",
+              "rtrtr",
+              1));
+      // the lock as a function scan
+      all.put(
+          "carried-fn",
+          carriedFast(
+              read
+                  + space
+                  + " AND l.k IS NOT NULL), fencing.check_one(?, ?)) FROM "
+                  + lock
+                  + " l(k)",
+              "rtrtr",
+              1));
       // the floor of any one-statement form: B alone, no lock (unsafe: measured, never sent)
       String v30 = CheckForms.fastSql("fencing", space);
       all.put("carried-b-only", carriedFast(v30.substring(v30.indexOf(';') + 1), "rtrt", 1));
