@@ -114,11 +114,22 @@ final class CheckForms {
     if (f == null || relearn) {
       return learn;
     }
-    AtomicInteger left = slow.get(bindings.get(0).token().resource());
-    if (left != null && left.getAndDecrement() > 0) {
-      return one;
+    String resource = bindings.get(0).token().resource();
+    AtomicInteger left = slow.get(resource);
+    if (left != null) {
+      if (left.getAndDecrement() > 0) {
+        return one;
+      }
+      // spent: the fast form again, and no counter left to decrement (it would wrap after 2^31
+      // checks and send check_one alone again)
+      slow.remove(resource, left);
     }
     return f;
+  }
+
+  /** How many resources are remembered as slow (their counters not yet spent). */
+  int slowResources() {
+    return slow.size();
   }
 
   /** The form for a statement that carries one check statement only (generated keys). */

@@ -114,6 +114,61 @@ class CarryCpuProbe {
           + " AND c.max_seen = ? AND NOT c.has_protected AND c.lock_space = 1178946115),"
           + " fencing.check_one(?, ?))";
 
+  /**
+   * The one-statement fast form evaluated for V33 (ARCHITECTURE, "The carried check's server CPU":
+   * not adopted): the lock in a subquery, the read in a SubPlan correlated to the lock's output,
+   * accepting only a version whose raw xmax is 0 (the view below). The probe clears the resource
+   * row's xmax first (a plain UPDATE by the superuser), since try_acquire leaves its own lock
+   * there.
+   */
+  private static final String LATEST_VIEW =
+      "CREATE OR REPLACE VIEW fencing.probe_latest AS SELECT r.name, r.max_seen, r.lock_space"
+          + " FROM fencing.resource r WHERE r.max_seen > 0 AND r.issuer = CASE WHEN"
+          + " pg_catalog.current_setting('transaction_isolation') = 'read committed'"
+          + " THEN 'local' END AND NOT r.strict_mode AND NOT r.has_protected"
+          + " AND r.xmax OPERATOR(pg_catalog.=) '0'::xid";
+
+  private static String oneStatement(int space) {
+    return "SELECT coalesce((SELECT -1 FROM fencing.probe_latest c"
+        + " WHERE c.name OPERATOR(pg_catalog.=) ? AND c.max_seen OPERATOR(pg_catalog.=) ?"
+        + " AND c.lock_space OPERATOR(pg_catalog.=) "
+        + space
+        + " AND l.k IS NOT NULL), fencing.check_one(?, ?))"
+        + " FROM (SELECT pg_catalog.pg_advisory_xact_lock_shared("
+        + space
+        + ", pg_catalog.hashtext(?)) k OFFSET 0) l";
+  }
+
+  /** {@code check;UPDATE}: the check's statements each return -1 (accepted) or nothing (lock). */
+  private static Tx carriedFast(String check, String rt, int statements) {
+    return (c, i) -> {
+      try (PreparedStatement ps = c.prepareStatement(check + ";" + UPDATE)) {
+        for (int k = 0; k < rt.length(); k++) {
+          if (rt.charAt(k) == 'r') {
+            ps.setString(1 + k, resource);
+          } else {
+            ps.setLong(1 + k, token);
+          }
+        }
+        ps.setInt(rt.length() + 1, 1);
+        ps.setInt(rt.length() + 2, 1 + i % ROWS);
+        ps.setMaxRows(1);
+        ps.execute();
+        for (int s = 1; s <= statements; s++) {
+          try (ResultSet rs = ps.getResultSet()) {
+            assertThat(rs.next()).isTrue();
+            if (s == statements) {
+              assertThat(rs.getInt(1)).as("accepted by the view").isEqualTo(-1);
+            }
+          }
+          assertThat(ps.getMoreResults()).isEqualTo(s < statements);
+        }
+        assertThat(ps.getUpdateCount()).isOne();
+      }
+      c.commit();
+    };
+  }
+
   /** {@code check;UPDATE}, the check's parameters the resource (r) and token (t) in {@code rt}. */
   private static Tx carriedAb(String check, String rt) {
     return (c, i) -> carriedAb(c, i, check, rt);
@@ -180,6 +235,73 @@ class CarryCpuProbe {
       all.put("carried-noop", carried("SELECT length(?) + ?", false));
       all.put("carried-ab", carriedAb(AB, "rtrtrt"));
       all.put("carried-name", carriedAb(NAME, "rrtrt"));
+      exec(plain, LATEST_VIEW);
+      // the probe's lease row without the acquisition's own lock (see LATEST_VIEW)
+      exec(plain, "UPDATE fencing.resource SET updated_at = updated_at WHERE name = 'probe'");
+      int space =
+          (int)
+              FencingTestSupport.queryLong(
+                  plain,
+                  "SELECT substring(pg_get_expr(d.adbin, d.adrelid), '^''?(-?[0-9]+)')::int"
+                      + " FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid"
+                      + " AND a.attnum = d.adnum WHERE d.adrelid = 'fencing.resource'::regclass"
+                      + " AND a.attname = 'lock_space'");
+      all.put("carried-v30", carriedFast(CheckForms.fastSql("fencing", space), "rrtrt", 2));
+      all.put("carried-onestmt", carriedFast(oneStatement(space), "rtrtr", 1));
+      String read =
+          "SELECT coalesce((SELECT -1 FROM fencing.probe_latest c"
+              + " WHERE c.name OPERATOR(pg_catalog.=) ? AND c.max_seen OPERATOR(pg_catalog.=) ?"
+              + " AND c.lock_space OPERATOR(pg_catalog.=) ";
+      String lock =
+          "pg_catalog.pg_advisory_xact_lock_shared(" + space + ", pg_catalog.hashtext(?))";
+      // the lock in a VALUES row, the SubPlan correlated to its column (a one-time filter)
+      all.put(
+          "carried-values",
+          carriedFast(
+              read
+                  + space
+                  + " AND l.k IS NOT NULL), fencing.check_one(?, ?)) FROM (VALUES ("
+                  + lock
+                  + ")) l(k)",
+              "rtrtr",
+              1));
+      // the same, correlated through the key space the row carries (no one-time filter)
+      all.put(
+          "carried-values-s",
+          carriedFast(
+              read
+                  + "l.s), fencing.check_one(?, ?)) FROM (VALUES ("
+                  + space
+                  + ", "
+                  + lock
+                  + ")) l(s, k)",
+              "rtrtr",
+              1));
+      // the lock as a function scan
+      all.put(
+          "carried-fn",
+          carriedFast(
+              read
+                  + space
+                  + " AND l.k IS NOT NULL), fencing.check_one(?, ?)) FROM "
+                  + lock
+                  + " l(k)",
+              "rtrtr",
+              1));
+      // the floor of any one-statement form: B alone, no lock (unsafe: measured, never sent)
+      String v30 = CheckForms.fastSql("fencing", space);
+      all.put("carried-b-only", carriedFast(v30.substring(v30.indexOf(';') + 1), "rtrt", 1));
+      // the lock in a CASE before an uncorrelated sub-select (an InitPlan, evaluated lazily)
+      all.put(
+          "carried-case",
+          carriedFast(
+              "SELECT CASE WHEN pg_catalog.pg_advisory_xact_lock_shared("
+                  + space
+                  + ", pg_catalog.hashtext(?)) IS NULL THEN NULL ELSE"
+                  + v30.substring(v30.indexOf(';') + 1 + "SELECT".length())
+                  + " END",
+              "rrtrt",
+              1));
       String only = System.getProperty("probe.variants", "");
       if (!only.isEmpty()) {
         all.keySet().retainAll(Arrays.asList(only.split(",")));
