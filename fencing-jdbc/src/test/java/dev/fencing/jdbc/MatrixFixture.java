@@ -63,6 +63,67 @@ final class MatrixFixture {
     return all.stream();
   }
 
+  /**
+   * Every setting of {@link CarriedFastCheckMatrixTest}: autocommit on and off, every {@code
+   * preferQueryMode} (extendedCacheEverything too) and every {@code autosave} (conservative too).
+   */
+  static Stream<Arguments> allSettings() {
+    List<Arguments> all = new ArrayList<>();
+    for (boolean autoCommit : new boolean[] {true, false}) {
+      for (PreferQueryMode mode : PreferQueryMode.values()) {
+        for (AutoSave autosave : AutoSave.values()) {
+          all.add(Arguments.of(autoCommit, mode, autosave));
+        }
+      }
+    }
+    return all.stream();
+  }
+
+  /** A local resource's lease acquired by {@code holder} for an hour: its token. */
+  static long acquireLocal(DataSource plain, String resource, String holder) throws SQLException {
+    return FencingTestSupport.queryLong(
+        plain, "SELECT token FROM fencing.try_acquire(?, ?, interval '1 hour')", resource, holder);
+  }
+
+  /**
+   * {@code token}'s lease of the local {@code resource} released and acquired by another holder:
+   * the new token ({@code token} is a zombie's from now on).
+   */
+  static long supersede(DataSource plain, String resource, long token) throws SQLException {
+    FencingTestSupport.exec(plain, "SELECT fencing.release(?, ?)", resource, token);
+    long next = acquireLocal(plain, resource, "next-holder");
+    assertThat(next).isGreaterThan(token);
+    return next;
+  }
+
+  /** The advisory key space: {@code resource.lock_space}'s default. */
+  static long keySpace(DataSource plain) throws SQLException {
+    return FencingTestSupport.queryLong(
+        plain,
+        "SELECT substring(pg_get_expr(d.adbin, d.adrelid), '^''?(-?[0-9]+)')::bigint"
+            + " FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid"
+            + " AND a.attnum = d.adnum WHERE d.adrelid = 'fencing.resource'::regclass"
+            + " AND a.attname = 'lock_space'");
+  }
+
+  /**
+   * The advisory share locks {@code c}'s backend holds on {@code resource}'s name in {@code space}
+   * (read on the driver's connection: a read of the fenced one could carry a check).
+   */
+  static long nameLocks(Connection c, String resource, long space) throws SQLException {
+    Object n =
+        FencingTestSupport.query(
+            c.unwrap(org.postgresql.jdbc.PgConnection.class),
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+                + " AND mode = 'ShareLock' AND granted AND objsubid = 2"
+                + " AND classid::bigint = ((?::bigint % 4294967296) + 4294967296) % 4294967296"
+                + " AND objid::bigint = ((hashtext(?)::bigint % 4294967296) + 4294967296)"
+                + " % 4294967296",
+            space,
+            resource);
+    return ((Number) n).longValue();
+  }
+
   /** An unfenced data source of {@code db} with {@code preferQueryMode=mode}. */
   static PGSimpleDataSource driver(TestDatabaseExtension db, PreferQueryMode mode) {
     return FencingTestSupport.plain(
@@ -135,10 +196,25 @@ final class MatrixFixture {
       boolean bound,
       RoundTrips trips)
       throws SQLException {
+    return transcript(plain, table, resource, 5, ds, autoCommit, op, bound, trips);
+  }
+
+  /** {@link #transcript} bound to {@code token} of {@code resource}. */
+  static List<String> transcript(
+      DataSource plain,
+      String table,
+      String resource,
+      long token,
+      DataSource ds,
+      boolean autoCommit,
+      Operation op,
+      boolean bound,
+      RoundTrips trips)
+      throws SQLException {
     exec(plain, "TRUNCATE " + table + " RESTART IDENTITY");
     List<String> seen = new ArrayList<>();
     int roundTrips;
-    try (FencingScope scope = bound ? Fencing.bind(FencingToken.of(resource, 5)) : null;
+    try (FencingScope scope = bound ? Fencing.bind(FencingToken.of(resource, token)) : null;
         Connection c = ds.getConnection()) {
       c.setAutoCommit(autoCommit);
       trips.reset();
