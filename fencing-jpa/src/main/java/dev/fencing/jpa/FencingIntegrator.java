@@ -91,6 +91,8 @@ public final class FencingIntegrator implements Integrator {
     registry.appendListeners(EventType.POST_UPDATE, listener);
     registry.appendListeners(EventType.POST_DELETE, listener);
     registry.appendListeners(EventType.POST_UPSERT, listener);
+    registry.appendListeners(EventType.FLUSH, listener); // after Hibernate's, which flushes
+    registry.appendListeners(EventType.AUTO_FLUSH, listener);
   }
 
   /**
