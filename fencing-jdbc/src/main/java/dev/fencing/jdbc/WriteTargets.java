@@ -6,9 +6,10 @@ import java.util.Locale;
 
 /**
  * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
- * anywhere between the keywords and the name ({@code UPDATE /*x*&#47; t}, {@code DELETE --x\n FROM
- * t}, nested block comments) count as the spaces they are, and a name may be quoted or
- * schema-qualified, each part on its own ({@code s . "T"}). The contents of string literals are
+ * anywhere between the keywords and the name (a block comment between {@code UPDATE} and the table,
+ * a line comment between {@code DELETE} and {@code FROM}, nested block comments) count as the
+ * spaces they are, a name may be quoted or schema-qualified, each part on its own ({@code s .
+ * "T"}), and every table of a {@code TRUNCATE} list counts. The contents of string literals are
  * searched too (a {@code DO} body or an {@code EXECUTE} string writes what it names), to a bounded
  * depth of literals within literals.
  *
