@@ -53,6 +53,37 @@ class WriteTargetsTest {
     assertThat(TableGuards.writtenTables(sql)).as(sql).contains("account");
   }
 
+  /**
+   * Forms the server reads as the table that neither the regular expression nor the first lexical
+   * search saw: {@code ONLY (t)}, a Unicode-escaped identifier {@code U&"..."}, and the escapes of
+   * an {@code E'...'} or {@code U&'...'} body the server executes.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "UPDATE ONLY (account) SET balance = 0",
+        "UPDATE ONLY ( public . account ) SET balance = 0",
+        "DELETE FROM ONLY (account) WHERE id = 2",
+        "TRUNCATE ONLY (account)",
+        "TRUNCATE other, ONLY (account)",
+        "UPDATE U&\"account\" SET balance = 0",
+        "UPDATE u&\"\\0061ccount\" SET balance = 0",
+        "UPDATE public.U&\"\\+000061ccount\" SET balance = 0",
+        "UPDATE U&\"!0061ccount\" UESCAPE '!' SET balance = 0",
+        "DELETE FROM U&\"\\0061ccount\"",
+        "INSERT INTO U&\"\\0061ccount\" VALUES (1)",
+        "DO E'BEGIN UPDATE \\x61ccount SET balance = 0; END'",
+        "DO E'BEGIN UPDATE\\taccount SET balance = 0; END'",
+        "DO E'BEGIN UPDATE \\141ccount SET balance = 0; END'",
+        "DO E'BEGIN UPDATE \\u0061ccount SET balance = 0; END'",
+        "DO E'BEGIN UPDATE \\U00000061ccount SET balance = 0; END'",
+        "DO U&'BEGIN UPDATE \\0061ccount SET balance = 0; END'",
+        "DO U&'BEGIN UPDATE !0061ccount SET balance = 0; END' UESCAPE '!'",
+      })
+  void whatTheServerReadsAsTheTableIsFound(String sql) {
+    assertThat(TableGuards.writtenTables(sql)).as(sql).contains("account");
+  }
+
   @Test
   void quotedNamesKeepTheirCase() {
     assertThat(TableGuards.writtenTables("UPDATE /*x*/ s.\"Account\" SET x = 1"))
