@@ -7,6 +7,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lock.LockResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -58,7 +59,8 @@ import org.jspecify.annotations.Nullable;
  *       packets), with no later keep-alive confirmed meanwhile, ends the holding as lost, for good:
  *       {@link #isHeld()} stays false and no more keep-alives are sent.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
- *       still exists and belongs to this lease.
+ *       still exists, belongs to this lease, and the lease is still known alive (a lease lost
+ *       during the wait ends the acquisition with {@link FencedLockException}).
  *   <li>Limits: an etcd cluster restored from an old snapshot, or a new cluster, can hand out
  *       smaller revisions; PostgreSQL then refuses every new holder as stale (safe, but stuck)
  *       until the resource is dropped and declared again.
@@ -79,6 +81,7 @@ public final class EtcdFencedLock implements FencedLock {
   private final LongSupplier nanoTime;
   private final Object guard = new Object();
   private volatile @Nullable LeaseHolding holding;
+  private volatile @Nullable LeaseHolding acquiring; // between the grant and the return
   private volatile boolean closed;
 
   private EtcdFencedLock(Builder builder, String lockName) {
@@ -123,6 +126,15 @@ public final class EtcdFencedLock implements FencedLock {
    * <p>{@code wait} bounds the whole acquisition, round trips to etcd included (a wait of zero
    * acquires nothing); granting the lease and reading the key back are bounded by the builder's
    * request timeout.
+   *
+   * <p>A token is only returned for a lease still known alive when the key was read back (the same
+   * test as {@link #isHeld()}): a lease lost while waiting (a keep-alive refused, or unanswered for
+   * a whole TTL from when it was sent) ends the wait at once, and a lease whose TTL ran out
+   * unconfirmed is not reported either. Both throw {@link FencedLockException} (a failure of the
+   * lock service, not contention) after revoking the lease, which deletes its key: nothing is held
+   * and the lock object can acquire again.
+   *
+   * @throws FencedLockException if etcd failed or the lease was lost while acquiring; not held
    */
   @Override
   public Optional<FencingToken> tryAcquire(Duration wait) throws InterruptedException {
@@ -150,15 +162,14 @@ public final class EtcdFencedLock implements FencedLock {
               sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
       long leaseId = h.leaseId;
       h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
+      acquiring = h;
       try {
-        ByteSequence key;
+        CompletableFuture<LockResponse> locking =
+            client.getLockClient().lock(bytes(lockName), leaseId);
         try {
-          key =
-              client
-                  .getLockClient()
-                  .lock(bytes(lockName), leaseId)
-                  .get(saturatedNanos(wait), TimeUnit.NANOSECONDS)
-                  .getKey();
+          // the wait ends early if the lease is lost meanwhile: it could never be held
+          CompletableFuture.anyOf(locking, h.lostOrEnded())
+              .get(saturatedNanos(wait), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
           h.end(client, requestTimeout);
           return Optional.empty();
@@ -166,6 +177,8 @@ public final class EtcdFencedLock implements FencedLock {
           throw new FencedLockException(
               "could not acquire the etcd lock " + lockName + " for " + resource, e.getCause());
         }
+        requireAlive(h);
+        ByteSequence key = locking.join().getKey();
         List<KeyValue> kvs = call("read the lock key back", client.getKVClient().get(key)).getKvs();
         if (kvs.isEmpty() || kvs.get(0).getLease() != leaseId) {
           throw new FencedLockException(
@@ -175,6 +188,7 @@ public final class EtcdFencedLock implements FencedLock {
                   + Long.toHexString(leaseId)
                   + " ended; not held");
         }
+        requireAlive(h); // the lock call or the read-back may have outlasted the lease
         h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
         holding = h;
         return Optional.of(h.token);
@@ -185,7 +199,28 @@ public final class EtcdFencedLock implements FencedLock {
           e.addSuppressed(again);
         }
         throw e;
+      } finally {
+        acquiring = null;
       }
+    }
+  }
+
+  /**
+   * Refuses to report as acquired a lease that is no longer known alive: etcd refused a keep-alive,
+   * one went unanswered for a whole TTL, or none was confirmed for a whole TTL (etcd may have
+   * expired it and deleted the key). The caller revokes it.
+   */
+  private void requireAlive(LeaseHolding h) {
+    if (!h.alive()) {
+      throw new FencedLockException(
+          "lease "
+              + Long.toHexString(h.leaseId)
+              + " of the etcd lock "
+              + lockName
+              + " for "
+              + resource
+              + " was lost while acquiring (a keep-alive refused, or none confirmed for a whole"
+              + " TTL); not held");
     }
   }
 
@@ -222,6 +257,15 @@ public final class EtcdFencedLock implements FencedLock {
   CompletableFuture<?> renewNow() {
     LeaseHolding h = holding;
     return h == null ? CompletableFuture.completedFuture(null) : h.renew();
+  }
+
+  /**
+   * Completes when the lease of the acquisition in progress is lost or ended (the acquisition
+   * waits); null if none is in progress. For tests.
+   */
+  @Nullable CompletableFuture<?> acquisitionLost() {
+    LeaseHolding h = acquiring;
+    return h == null ? null : h.lostOrEnded();
   }
 
   /** Whether the current holding's keep-alives are still scheduled. For tests. */

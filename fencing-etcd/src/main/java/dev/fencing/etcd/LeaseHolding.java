@@ -32,6 +32,7 @@ final class LeaseHolding {
   final long leaseId;
   @Nullable FencingToken token;
   private volatile boolean lost;
+  private final CompletableFuture<@Nullable Void> lostOrEnded = new CompletableFuture<>();
   private volatile boolean ended;
   private volatile @Nullable ScheduledFuture<?> keepAlives;
   private volatile long confirmedUntil; // written under synchronized (this)
@@ -103,6 +104,11 @@ final class LeaseHolding {
         .exceptionally(failure -> null);
   }
 
+  /** Completes when the holding is lost or ended: never alive again. */
+  CompletableFuture<?> lostOrEnded() {
+    return lostOrEnded;
+  }
+
   /** Whether its keep-alives are still scheduled (tests). */
   boolean keepingAlive() {
     ScheduledFuture<?> k = keepAlives;
@@ -116,6 +122,7 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
+    lostOrEnded.complete(null);
   }
 
   private synchronized void extend(long until) {
@@ -132,6 +139,7 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
+    lostOrEnded.complete(null);
     try {
       client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {

@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.FencedLock;
+import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingExceptions;
 import dev.fencing.jdbc.FencingRefusedException;
@@ -35,9 +36,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -314,6 +317,145 @@ class EtcdFencedLockTest {
       assertThat(lock.token()).contains(token);
       assertThat(lock.keepsAlive()).as("still kept alive").isTrue();
     }
+  }
+
+  /**
+   * A lease lost while the acquisition waits for the lock (a keep-alive etcd left unanswered for a
+   * whole TTL) is not returned as acquired once the lock comes: the caller would be told it holds a
+   * lock whose {@code isHeld()} is already false. The acquisition ends at the loss with a {@link
+   * FencedLockException} and revokes the lease (its waiting key goes with it). etcd's answers to
+   * B's keep-alives are withheld by an interceptor (etcd still receives them); the wait is on the
+   * loss itself, then A releases.
+   */
+  @Test
+  void aLeaseLostWhileWaitingIsNotReturnedAsAcquired() throws Exception {
+    AtomicBoolean withhold = new AtomicBoolean();
+    Client clientA = client();
+    Client clientB =
+        Client.builder()
+            .endpoints(etcd.endpoint())
+            .interceptor(withholdKeepAliveRepliesWhile(withhold))
+            .build();
+    clients.add(clientB);
+    try (EtcdFencedLock lockA =
+            EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofHours(1)).build();
+        EtcdFencedLock lockB =
+            EtcdFencedLock.builder(clientB, resource).leaseTtl(Duration.ofSeconds(2)).build()) {
+      lockA.acquire(PATIENCE);
+      withhold.set(true);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return lockB.tryAcquire(PATIENCE);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await()
+          .atMost(PATIENCE)
+          .until(
+              () -> {
+                CompletableFuture<?> lost = lockB.acquisitionLost();
+                return lost != null ? lost.isDone() : waiting.isDone();
+              });
+      withhold.set(false);
+      lockA.release();
+      assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .hasCauseInstanceOf(FencedLockException.class)
+          .cause()
+          .hasMessageContaining("lost while acquiring")
+          .hasMessageContaining(resource);
+      assertThat(lockB.isHeld()).isFalse();
+      assertThat(lockB.token()).isEmpty();
+      assertThat(lockB.leaseId()).isEmpty();
+      assertThat(keys(clientA, lockA)).as("B's lease was revoked with its key").isZero();
+      assertThat(lockB.acquire(PATIENCE)).as("the lock object is usable again").isNotNull();
+    }
+  }
+
+  /**
+   * The same when the lease's TTL ran out, unconfirmed, by the time the lock key is read back (here
+   * the lease clock, the test's, jumps two TTLs at the read-back's reply): etcd may have expired
+   * the lease, so the lock is not known held and no token is returned.
+   */
+  @Test
+  void aLeaseWhoseTtlRanOutBeforeTheLockWasConfirmedIsNotReturnedAsAcquired() throws Exception {
+    AtomicLong now = new AtomicLong(System.nanoTime());
+    Client client =
+        Client.builder()
+            .endpoints(etcd.endpoint())
+            .interceptor(atEachReply("/Range", () -> now.addAndGet(TimeUnit.HOURS.toNanos(2))))
+            .build();
+    clients.add(client);
+    Client other = client();
+    try (EtcdFencedLock lock =
+        EtcdFencedLock.builder(client, resource)
+            .leaseTtl(Duration.ofHours(1))
+            .nanoTime(now::get)
+            .build()) {
+      assertThatThrownBy(() -> lock.tryAcquire(PATIENCE))
+          .isInstanceOf(FencedLockException.class)
+          .hasMessageContaining("lost while acquiring");
+      assertThat(lock.isHeld()).isFalse();
+      assertThat(lock.leaseId()).isEmpty();
+      assertThat(keys(other, lock)).as("the lease was revoked with its key").isZero();
+    }
+  }
+
+  /** Withholds every reply to LeaseKeepAlive calls started while {@code withhold} is set. */
+  private static ClientInterceptor withholdKeepAliveRepliesWhile(AtomicBoolean withhold) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        ClientCall<Q, R> call = next.newCall(method, options);
+        if (!method.getFullMethodName().endsWith("/LeaseKeepAlive") || !withhold.get()) {
+          return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                  @Override
+                  public void onMessage(R message) {
+                    // withheld
+                  }
+                },
+                headers);
+          }
+        };
+      }
+    };
+  }
+
+  /** Runs {@code action} before each reply to the calls of the method ending in {@code suffix}. */
+  private static ClientInterceptor atEachReply(String suffix, Runnable action) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        ClientCall<Q, R> call = next.newCall(method, options);
+        if (!method.getFullMethodName().endsWith(suffix)) {
+          return call;
+        }
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                  @Override
+                  public void onMessage(R message) {
+                    action.run();
+                    super.onMessage(message);
+                  }
+                },
+                headers);
+          }
+        };
+      }
+    };
   }
 
   /**

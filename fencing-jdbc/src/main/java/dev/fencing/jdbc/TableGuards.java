@@ -63,7 +63,7 @@ final class TableGuards {
     while (m.find()) {
       tables.add(normalise(m.group(1)));
     }
-    return List.copyOf(tables);
+    return WriteTargets.withLexed(sql, tables); // and those comments or lists hide from TARGET
   }
 
   synchronized void declare(String table, @Nullable String resource) {

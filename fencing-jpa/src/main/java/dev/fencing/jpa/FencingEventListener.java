@@ -5,6 +5,7 @@ import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingConnection;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -12,6 +13,10 @@ import org.hibernate.collection.spi.PersistentCollection;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.event.spi.AbstractCollectionEvent;
 import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
+import org.hibernate.event.spi.AutoFlushEvent;
+import org.hibernate.event.spi.AutoFlushEventListener;
+import org.hibernate.event.spi.FlushEvent;
+import org.hibernate.event.spi.FlushEventListener;
 import org.hibernate.event.spi.PostDeleteEvent;
 import org.hibernate.event.spi.PostDeleteEventListener;
 import org.hibernate.event.spi.PostInsertEvent;
@@ -53,7 +58,14 @@ final class FencingEventListener
         PostInsertEventListener,
         PostUpdateEventListener,
         PostDeleteEventListener,
-        PostUpsertEventListener {
+        PostUpsertEventListener,
+        FlushEventListener,
+        AutoFlushEventListener {
+
+  // The per-row tables this thread announced for an entity write whose post-write event has not
+  // come yet. Another listener's veto skips the write and its post-write event: what is still here
+  // at the next entity or collection event, or once a flush is over, was never written.
+  private static final ThreadLocal<List<String>> PENDING = ThreadLocal.withInitial(ArrayList::new);
 
   private final Map<String, FencedEntity> fenced;
   private final Map<String, List<String>> rowTables;
@@ -112,9 +124,44 @@ final class FencingEventListener
   private void withdraw(EntityPersister persister) {
     List<String> tables = rowTables.get(persister.getEntityName());
     if (tables != null) {
+      List<String> pending = PENDING.get();
       for (int i = 0; i < tables.size(); i++) {
         FencedTables.withdrawRowWrite(tables.get(i));
+        pending.remove(tables.get(i));
       }
+    }
+  }
+
+  /**
+   * Withdraws what this thread announced for an entity write Hibernate skipped (vetoed by another
+   * listener: no statement, no post-write event): called where that write's statements would have
+   * run by now.
+   */
+  private static void withdrawSkipped() {
+    List<String> pending = PENDING.get();
+    if (!pending.isEmpty()) {
+      for (int i = 0; i < pending.size(); i++) {
+        FencedTables.withdrawRowWrite(pending.get(i));
+      }
+      pending.clear();
+    }
+  }
+
+  // Appended after Hibernate's own flush listeners: every write of the flush has run (or was
+  // skipped) by now.
+  @Override
+  public void onFlush(FlushEvent event) {
+    withdrawSkipped();
+  }
+
+  // Only an auto-flush that ran writes, and is not nested in another flush's writes: a query run
+  // by a listener after fencing-jpa's (an auto-flush event that flushes nothing) comes between the
+  // announcement of the write being executed and its statement, which must still find it.
+  @Override
+  public void onAutoFlush(AutoFlushEvent event) {
+    if (event.isFlushRequired()
+        && !event.getSession().getPersistenceContextInternal().isFlushing()) {
+      withdrawSkipped();
     }
   }
 
@@ -138,6 +185,7 @@ final class FencingEventListener
       Object @Nullable [] state,
       Object @Nullable [] oldState,
       String operation) {
+    withdrawSkipped(); // the writes before this one have run: what they left was skipped
     EntityPersister persister = event.getPersister();
     FencedEntity entity = fenced.get(persister.getEntityName());
     if (entity == null) {
@@ -165,8 +213,10 @@ final class FencingEventListener
     // only now, so that a refusal above leaves no announcement for a later bulk write to use up
     List<String> tables = rowTables.get(persister.getEntityName());
     if (tables != null) {
+      List<String> pending = PENDING.get();
       for (int i = 0; i < tables.size(); i++) {
         FencedTables.announceRowWrite(tables.get(i));
+        pending.add(tables.get(i));
       }
     }
   }
@@ -188,6 +238,7 @@ final class FencingEventListener
   }
 
   private void collectionWrite(AbstractCollectionEvent event, String operation) {
+    withdrawSkipped();
     if (event.getCollectionPersister().isInverse()) {
       return; // writes nothing: the entities on the owning side are fenced themselves
     }

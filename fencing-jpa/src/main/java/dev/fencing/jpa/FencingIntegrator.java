@@ -19,6 +19,7 @@ import org.hibernate.event.service.spi.EventListenerRegistry;
 import org.hibernate.event.spi.EventType;
 import org.hibernate.integrator.spi.Integrator;
 import org.hibernate.mapping.BasicValue;
+import org.hibernate.mapping.Join;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
 import org.hibernate.mapping.Table;
@@ -91,6 +92,8 @@ public final class FencingIntegrator implements Integrator {
     registry.appendListeners(EventType.POST_UPDATE, listener);
     registry.appendListeners(EventType.POST_DELETE, listener);
     registry.appendListeners(EventType.POST_UPSERT, listener);
+    registry.appendListeners(EventType.FLUSH, listener); // after Hibernate's, which flushes
+    registry.appendListeners(EventType.AUTO_FLUSH, listener);
   }
 
   /**
@@ -113,9 +116,10 @@ public final class FencingIntegrator implements Integrator {
   }
 
   /**
-   * Declares the tables of every fenced entity to the data source's {@link FencedTables}, so that a
-   * bulk or native write of them needs the entity's own token; returns the tables of the entities
-   * whose rows name their own resources, by entity name, for their writes to be announced.
+   * Declares the tables of every fenced entity (its own, its superclasses', its secondary tables)
+   * to the data source's {@link FencedTables}, so that a bulk or native write of them needs the
+   * entity's own token; returns the tables of the entities whose rows name their own resources, by
+   * entity name, for their writes to be announced.
    */
   private static Map<String, List<String>> declareTables(
       Metadata metadata, Map<String, FencedEntity> fenced, @Nullable FencedTables declared) {
@@ -126,7 +130,11 @@ public final class FencingIntegrator implements Integrator {
         continue;
       }
       List<String> tables = new ArrayList<>();
-      for (Table table : entity.getTableClosure()) {
+      List<Table> written = new ArrayList<>(entity.getTableClosure());
+      for (Join join : entity.getJoinClosure()) {
+        written.add(join.getTable()); // a @SecondaryTable: written with the entity's rows
+      }
+      for (Table table : written) {
         String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
         tables.add(name);
         if (declared == null) {

@@ -180,6 +180,36 @@ class BulkAndNativeQueryTest {
     assertThat(sum()).isEqualTo(3);
   }
 
+  /**
+   * A comment between a write's keywords and its table (or a quoted, schema-qualified name) does
+   * not hide the table: the native write still needs the ledger's own token.
+   */
+  @Test
+  void aCommentBeforeTheTableDoesNotHideItFromTheTokenItNeeds() {
+    String[] writes = {
+      "UPDATE /*x*/ ledger_entry SET amount = 0",
+      "UPDATE --x\n ledger_entry SET amount = 0",
+      "UPDATE /* a /* nested */ one */ public . \"ledger_entry\" SET amount = 0",
+      "DELETE /**/ FROM ledger_entry",
+      "INSERT /*x*/ INTO ledger_entry (id, text, amount) VALUES (99, 'z', 5)",
+      "TRUNCATE /*x*/ ledger_entry",
+    };
+    try (FencingScope scope = Fencing.bind(jpa.current("not-the-ledger"))) {
+      for (String sql : writes) {
+        MissingFencingTokenException refusal =
+            refusal(
+                MissingFencingTokenException.class,
+                () ->
+                    jpa.sessionFactory.inTransaction(
+                        s -> s.createNativeMutationQuery(sql).executeUpdate()));
+        assertThat(refusal.resource()).as(sql).isEqualTo("ledger");
+      }
+    }
+
+    assertThat(sum()).isEqualTo(3);
+    assertThat(jpa.count("ledger_entry")).isEqualTo(2);
+  }
+
   @Test
   void withBothTokensBoundABulkUpdateIsWritten() {
     try (FencingScope scope = Fencing.bind(jpa.current("not-the-ledger"), jpa.current("ledger"))) {

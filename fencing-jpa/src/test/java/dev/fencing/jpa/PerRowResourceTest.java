@@ -62,6 +62,27 @@ class PerRowResourceTest {
     assertThat(jpa.queryLong("SELECT sum(balance) FROM account")).isEqualTo(7);
   }
 
+  /** The same when a comment stands between the keywords and the table. */
+  @Test
+  void aCommentBeforeAPerRowTableDoesNotLetABulkWriteThrough() {
+    jpa.seed("account:1", new Account(1, 100));
+    jpa.seed("account:2", new Account(2, 100));
+    try (FencingScope scope = Fencing.bind(jpa.current("account:1"))) {
+      for (String sql :
+          new String[] {
+            "update /*x*/ account set balance = 0", "delete --x\n from account",
+          }) {
+        refusal(
+            MissingFencingTokenException.class,
+            () ->
+                jpa.sessionFactory.inTransaction(
+                    s -> s.createNativeMutationQuery(sql).executeUpdate()));
+      }
+    }
+
+    assertThat(jpa.queryLong("SELECT sum(balance) FROM account")).isEqualTo(200);
+  }
+
   @Test
   void anAccountIsWrittenWithItsOwnToken() {
     try (FencingScope scope = Fencing.bind(jpa.current("account:1"))) {

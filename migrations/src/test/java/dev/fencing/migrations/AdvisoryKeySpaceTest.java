@@ -184,6 +184,37 @@ class AdvisoryKeySpaceTest extends InterleavingTestBase {
     }
   }
 
+  /**
+   * V34: the previous key space is returned when it was negative too (PostgreSQL prints such a
+   * column default as {@code '-5'::integer}; V28 returned NULL for it), and a check is accepted in
+   * the negative space.
+   */
+  @Test
+  void thePreviousKeySpaceIsReturnedWhenItWasNegative() throws SQLException {
+    try (Connection c = db.connect()) {
+      long token = Fence.acquire(c, "key-space-negative", "holder-a", LEASE);
+      try {
+        assertThat(previous(c, -5)).isEqualTo("1178946115");
+        assertThat(previous(c, Integer.MIN_VALUE)).isEqualTo("-5");
+        assertThat(previous(c, 7)).isEqualTo(String.valueOf(Integer.MIN_VALUE));
+        assertThat(previous(c, -5)).isEqualTo("7");
+        assertThat(spaces(c)).isEqualTo("-5");
+        c.setAutoCommit(false);
+        assertThat(Fence.check(c, "key-space-negative", token)).isEqualTo(token);
+        c.rollback();
+        c.setAutoCommit(true);
+      } finally {
+        assertThat(previous(c, (int) DEFAULT_SPACE)).isEqualTo("-5");
+      }
+    }
+  }
+
+  /** What set_advisory_key_space(space) returns, as text ("null" for NULL). */
+  private static String previous(Connection c, int space) throws SQLException {
+    return String.valueOf(
+        FenceSql.string(c, "SELECT fencing.set_advisory_key_space(?)::text", space));
+  }
+
   private static String spaces(Connection c) throws SQLException {
     return String.valueOf(
         FenceSql.string(

@@ -1,0 +1,376 @@
+package dev.fencing.jdbc;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
+ * anywhere between the keywords and the name (a block comment between {@code UPDATE} and the table,
+ * a line comment between {@code DELETE} and {@code FROM}, nested block comments) count as the
+ * spaces they are, a name may be quoted or schema-qualified, each part on its own ({@code s .
+ * "T"}), and every table of a {@code TRUNCATE} list counts. The contents of string literals are
+ * searched too (a {@code DO} body or an {@code EXECUTE} string writes what it names), to a bounded
+ * depth of literals within literals.
+ *
+ * <p>{@link TableGuards#writtenTables} merges these targets into its own lexical search: a table
+ * counts as often as the more generous of the two finds it (more targets can only refuse more).
+ */
+final class WriteTargets {
+  // A literal within a literal within ...: DO $$ ... EXECUTE 'UPDATE t ...' $$ is depth 2.
+  private static final int MAX_DEPTH = 4;
+
+  private WriteTargets() {}
+
+  /**
+   * {@code found} (the targets the caller found) with each table this lexer finds more often added
+   * as many times more, after them; immutable.
+   */
+  static List<String> withLexed(String sql, List<String> found) {
+    List<String> lexed = find(sql);
+    List<String> merged = null;
+    for (int i = 0; i < lexed.size(); i++) {
+      String table = lexed.get(i);
+      if (lexed.indexOf(table) != i) {
+        continue; // counted at its first occurrence
+      }
+      int more = count(lexed, table) - count(found, table);
+      for (int k = 0; k < more; k++) {
+        if (merged == null) {
+          merged = new ArrayList<>(found);
+        }
+        merged.add(table);
+      }
+    }
+    return List.copyOf(merged == null ? found : merged);
+  }
+
+  /**
+   * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
+   * quotes; lower case unless quoted), in order, once per naming.
+   */
+  static List<String> find(String sql) {
+    List<String> tables = new ArrayList<>(2);
+    SqlLexer standard = new SqlLexer(sql, false);
+    search(sql, standard, 0, tables);
+    if (standard.sawBackslashInPlainLiteral()) {
+      // standard_conforming_strings is unknown here: a backslash may move a literal's end, so
+      // either reading may be the server's; a table counts as often as the readings' maximum
+      List<String> escaped = new ArrayList<>(2);
+      search(sql, new SqlLexer(sql, true), 0, escaped);
+      return withLexedCounts(tables, escaped);
+    }
+    return tables;
+  }
+
+  private static List<String> withLexedCounts(List<String> one, List<String> other) {
+    List<String> merged = new ArrayList<>(one);
+    for (int i = 0; i < other.size(); i++) {
+      String table = other.get(i);
+      if (other.indexOf(table) == i) {
+        for (int k = count(other, table) - count(one, table); k > 0; k--) {
+          merged.add(table);
+        }
+      }
+    }
+    return merged;
+  }
+
+  private static int count(List<String> tables, String table) {
+    int n = 0;
+    for (int i = 0; i < tables.size(); i++) {
+      if (tables.get(i).equals(table)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Lexes all of {@code sql}, then finds the targets among its tokens. */
+  private static void search(String sql, SqlLexer lexer, int depth, List<String> tables) {
+    List<int[]> tokens = new ArrayList<>();
+    for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
+      tokens.add(new int[] {kind, lexer.tokenStart(), lexer.tokenEnd()});
+    }
+    for (int t = 0; t < tokens.size(); t++) {
+      int[] token = tokens.get(t);
+      if (token[0] == SqlLexer.LITERAL) {
+        if (depth < MAX_DEPTH) {
+          String body = literalBody(sql, token[1], token[2]);
+          if (body != null && isUnicodePrefixed(sql, tokens, t)) {
+            body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
+          }
+          if (body != null) {
+            search(body, new SqlLexer(body, false), depth + 1, tables);
+          }
+        }
+        continue;
+      }
+      if (token[0] != SqlLexer.WORD) {
+        continue;
+      }
+      switch (word(sql, token)) {
+        case "update" -> name(sql, tokens, t + 1, tables);
+        case "delete" -> {
+          if (isWord(sql, tokens, t + 1, "from")) {
+            name(sql, tokens, t + 2, tables);
+          }
+        }
+        case "insert", "merge" -> {
+          if (isWord(sql, tokens, t + 1, "into")) {
+            name(sql, tokens, t + 2, tables);
+          }
+        }
+        case "truncate" -> {
+          int n = isWord(sql, tokens, t + 1, "table") ? t + 2 : t + 1;
+          while (true) {
+            n = name(sql, tokens, n, tables);
+            if (n < 0) {
+              break;
+            }
+            if (n < tokens.size()
+                && tokens.get(n)[0] == SqlLexer.OTHER
+                && textIs(sql, tokens.get(n), "*")) {
+              n++;
+            }
+            if (n >= tokens.size() || tokens.get(n)[0] != SqlLexer.COMMA) {
+              break;
+            }
+            n++;
+          }
+        }
+        case "copy" -> name(sql, tokens, t + 1, tables);
+        default -> {}
+      }
+    }
+  }
+
+  /**
+   * Reads {@code [ONLY] name [. name ...]} at token {@code t}, adding its last part to {@code
+   * tables}; the token after it, or -1 if there is no name there.
+   */
+  private static int name(String sql, List<int[]> tokens, int t, List<String> tables) {
+    boolean parenthesised = false;
+    if (isWord(sql, tokens, t, "only")) {
+      t++;
+      if (t < tokens.size() && tokens.get(t)[0] == SqlLexer.LEFT_PAREN) {
+        parenthesised = true; // ONLY (t)
+        t++;
+      }
+    }
+    String last = null;
+    while (t < tokens.size()) {
+      int[] token = tokens.get(t);
+      if (token[0] == SqlLexer.QUOTED_IDENTIFIER) {
+        last = quotedName(sql, token);
+      } else if (token[0] == SqlLexer.WORD
+          && t + 2 < tokens.size()
+          && tokens.get(t + 2)[0] == SqlLexer.QUOTED_IDENTIFIER
+          && isUnicodePrefixed(sql, tokens, t + 2)) {
+        // U&"..." [UESCAPE 'c']: the name is what its escapes stand for
+        t += 2;
+        last = unicodeDecoded(quotedName(sql, tokens.get(t)), escapeCharacter(sql, tokens, t + 1));
+        if (isWord(sql, tokens, t + 1, "uescape")) {
+          t += 2;
+        }
+      } else if (token[0] == SqlLexer.WORD) {
+        last = word(sql, token).toLowerCase(Locale.ROOT);
+      } else {
+        break;
+      }
+      t++;
+      if (t < tokens.size() && tokens.get(t)[0] == SqlLexer.DOT) {
+        t++;
+      } else {
+        break;
+      }
+    }
+    if (last == null) {
+      return -1;
+    }
+    tables.add(last);
+    if (parenthesised && t < tokens.size() && tokens.get(t)[0] == SqlLexer.RIGHT_PAREN) {
+      t++;
+    }
+    return t;
+  }
+
+  private static String quotedName(String sql, int[] token) {
+    return sql.substring(token[1] + 1, Math.max(token[1] + 1, token[2] - 1)).replace("\"\"", "\"");
+  }
+
+  /**
+   * Whether token {@code t} (a literal or quoted identifier) is written {@code U&'...'} or {@code
+   * U&"..."}: the word {@code U} and {@code &} right before it, with nothing between.
+   */
+  private static boolean isUnicodePrefixed(String sql, List<int[]> tokens, int t) {
+    if (t < 2) {
+      return false;
+    }
+    int[] u = tokens.get(t - 2);
+    int[] amp = tokens.get(t - 1);
+    int start = tokens.get(t)[1];
+    return sql.charAt(start) != '$'
+        && amp[0] == SqlLexer.OTHER
+        && amp[2] == start
+        && amp[1] == start - 1
+        && sql.charAt(amp[1]) == '&'
+        && u[0] == SqlLexer.WORD
+        && u[2] == amp[1]
+        && u[2] - u[1] == 1
+        && (sql.charAt(u[1]) == 'u' || sql.charAt(u[1]) == 'U');
+  }
+
+  /** The escape character a {@code UESCAPE 'c'} at token {@code t} names; a backslash without. */
+  private static char escapeCharacter(String sql, List<int[]> tokens, int t) {
+    if (isWord(sql, tokens, t, "uescape") && t + 1 < tokens.size()) {
+      int[] literal = tokens.get(t + 1);
+      if (literal[0] == SqlLexer.LITERAL
+          && literal[2] - literal[1] == 3
+          && sql.charAt(literal[1]) == '\'') {
+        return sql.charAt(literal[1] + 1);
+      }
+    }
+    return '\\';
+  }
+
+  /**
+   * {@code text} with PostgreSQL's Unicode escapes ({@code \XXXX}, {@code \+XXXXXX}, a doubled
+   * escape character) replaced by what they stand for; an escape that is not one is kept as it is
+   * (the server refuses the statement).
+   */
+  private static String unicodeDecoded(String text, char escape) {
+    if (text.indexOf(escape) < 0) {
+      return text;
+    }
+    StringBuilder b = new StringBuilder(text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c != escape || i + 1 >= text.length()) {
+        b.append(c);
+      } else if (text.charAt(i + 1) == escape) {
+        b.append(escape);
+        i++;
+      } else if (text.charAt(i + 1) == '+' && hexDigits(text, i + 2, 6) == 6) {
+        b.appendCodePoint(Integer.parseInt(text.substring(i + 2, i + 8), 16));
+        i += 7;
+      } else if (hexDigits(text, i + 1, 4) == 4) {
+        b.append((char) Integer.parseInt(text.substring(i + 1, i + 5), 16));
+        i += 4;
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
+  }
+
+  /** How many hexadecimal digits (at most {@code max}) {@code text} has from {@code from}. */
+  private static int hexDigits(String text, int from, int max) {
+    int n = 0;
+    while (n < max && from + n < text.length() && Character.digit(text.charAt(from + n), 16) >= 0) {
+      n++;
+    }
+    return n;
+  }
+
+  private static boolean isWord(String sql, List<int[]> tokens, int t, String keyword) {
+    return t < tokens.size()
+        && tokens.get(t)[0] == SqlLexer.WORD
+        && word(sql, tokens.get(t)).equals(keyword);
+  }
+
+  private static boolean textIs(String sql, int[] token, String text) {
+    return sql.substring(token[1], token[2]).equals(text);
+  }
+
+  /** The word folded to ASCII lower case, as a keyword is matched. */
+  private static String word(String sql, int[] token) {
+    char[] chars = new char[token[2] - token[1]];
+    for (int k = 0; k < chars.length; k++) {
+      char c = sql.charAt(token[1] + k);
+      chars[k] = c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c;
+    }
+    return new String(chars);
+  }
+
+  /**
+   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} with
+   * its quote and backslash escapes undone, the body of {@code $tag$...$tag$}; null if it is not
+   * terminated.
+   */
+  private static String literalBody(String sql, int start, int end) {
+    char first = sql.charAt(start);
+    if (first == '$') {
+      int tagEnd = sql.indexOf('$', start + 1);
+      int bodyEnd = end - (tagEnd + 1 - start);
+      return bodyEnd < tagEnd + 1 ? null : sql.substring(tagEnd + 1, bodyEnd);
+    }
+    boolean escaped = first == 'e' || first == 'E';
+    int open = escaped ? start + 1 : start;
+    if (end - open < 2 || sql.charAt(end - 1) != '\'') {
+      return null;
+    }
+    String body = sql.substring(open + 1, end - 1);
+    if (!escaped) {
+      return body.replace("''", "'");
+    }
+    // as the server reads E'...': \b \f \n \r \t, octal \ooo, \xhh, \\uXXXX, \\UXXXXXXXX, else
+    // the character itself; '' is a quote
+    StringBuilder b = new StringBuilder(body.length());
+    for (int i = 0; i < body.length(); i++) {
+      char c = body.charAt(i);
+      if (c == '\'' && i + 1 < body.length()) {
+        b.append(body.charAt(++i));
+      } else if (c != '\\' || i + 1 >= body.length()) {
+        b.append(c);
+      } else {
+        char e = body.charAt(++i);
+        int n;
+        switch (e) {
+          case 'b' -> b.append('\b');
+          case 'f' -> b.append('\f');
+          case 'n' -> b.append('\n');
+          case 'r' -> b.append('\r');
+          case 't' -> b.append('\t');
+          case 'x' -> {
+            n = hexDigits(body, i + 1, 2);
+            if (n == 0) {
+              b.append(e);
+            } else {
+              b.append((char) Integer.parseInt(body.substring(i + 1, i + 1 + n), 16));
+              i += n;
+            }
+          }
+          case 'u', 'U' -> {
+            int want = e == 'u' ? 4 : 8;
+            if (hexDigits(body, i + 1, want) == want) {
+              b.appendCodePoint(
+                  Math.min(
+                      Character.MAX_CODE_POINT,
+                      (int) Long.parseLong(body.substring(i + 1, i + 1 + want), 16)));
+              i += want;
+            } else {
+              b.append(e);
+            }
+          }
+          default -> {
+            if (e >= '0' && e <= '7') {
+              n = 1;
+              while (n < 3
+                  && i + n < body.length()
+                  && body.charAt(i + n) >= '0'
+                  && body.charAt(i + n) <= '7') {
+                n++;
+              }
+              b.append((char) (Integer.parseInt(body.substring(i, i + n), 8) & 0xFF));
+              i += n - 1;
+            } else {
+              b.append(e);
+            }
+          }
+        }
+      }
+    }
+    return b.toString();
+  }
+}
