@@ -67,8 +67,9 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <p>Each acquisition gets its own lease, revoked by {@link #release()} (which deletes the key at
- * once) and by a timed-out acquisition (so an abandoned wait cannot turn into a hidden hold). One
- * lock object holds at most one acquisition at a time; any thread may release it.
+ * once) and by an acquisition that does not return a token: timed out, interrupted, failed, or its
+ * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold). One lock object
+ * holds at most one acquisition at a time; any thread may release it.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);

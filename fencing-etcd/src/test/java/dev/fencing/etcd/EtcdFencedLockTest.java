@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -371,6 +372,85 @@ class EtcdFencedLockTest {
       assertThat(lockB.leaseId()).isEmpty();
       assertThat(keys(clientA, lockA)).as("B's lease was revoked with its key").isZero();
       assertThat(lockB.acquire(PATIENCE)).as("the lock object is usable again").isNotNull();
+    }
+  }
+
+  /**
+   * The wait itself ends at the loss, not when the lock comes: B was willing to wait an hour, and A
+   * (TTL one hour) keeps the lock until B's acquisition has failed. B's keep-alive answers are
+   * withheld as above; B's key goes with its revoked lease, A's stays.
+   */
+  @Test
+  void aLeaseLostWhileWaitingEndsTheWaitWhileTheLockIsStillTaken() throws Exception {
+    AtomicBoolean withhold = new AtomicBoolean();
+    Client clientA = client();
+    Client clientB =
+        Client.builder()
+            .endpoints(etcd.endpoint())
+            .interceptor(withholdKeepAliveRepliesWhile(withhold))
+            .build();
+    clients.add(clientB);
+    // B first: A, closed first, lets a B that is still waiting go on (and B's close not block)
+    try (EtcdFencedLock lockB =
+            EtcdFencedLock.builder(clientB, resource).leaseTtl(Duration.ofSeconds(2)).build();
+        EtcdFencedLock lockA =
+            EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofHours(1)).build()) {
+      lockA.acquire(PATIENCE);
+      withhold.set(true);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return lockB.tryAcquire(Duration.ofHours(1));
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .as("B's acquisition ends at the loss, while A still holds the lock")
+          .isInstanceOf(ExecutionException.class)
+          .cause()
+          .isInstanceOf(FencedLockException.class)
+          .hasMessageContaining("lost while acquiring");
+      assertThat(lockA.isHeld()).isTrue();
+      assertThat(lockB.isHeld()).isFalse();
+      assertThat(keys(clientA, lockA)).as("A's key only: B's was revoked").isOne();
+    }
+  }
+
+  /**
+   * An acquisition interrupted while it waits for the lock throws {@link InterruptedException}
+   * after revoking its lease: its waiting key is gone at once, and no keep-alive goes on for a
+   * lease whose lock call could still succeed later (a hold nobody knows of).
+   */
+  @Test
+  void anAcquisitionInterruptedWhileWaitingRevokesItsLease() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    try (EtcdFencedLock lockA = lock(clientA);
+        EtcdFencedLock lockB = lock(clientB)) {
+      lockA.acquire(PATIENCE);
+      AtomicReference<Throwable> outcome = new AtomicReference<>();
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  outcome.set(
+                      new AssertionError("acquired " + lockB.tryAcquire(Duration.ofHours(1))));
+                } catch (Throwable t) {
+                  outcome.set(t);
+                }
+              });
+      waiter.start();
+      await().atMost(PATIENCE).until(() -> keys(clientA, lockA) == 2);
+      waiter.interrupt();
+      waiter.join(PATIENCE.toMillis());
+      assertThat(waiter.isAlive()).isFalse();
+      assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+      assertThat(lockB.isHeld()).isFalse();
+      assertThat(keys(clientA, lockA)).as("B's waiting key went with its lease").isOne();
+      lockA.release();
+      assertThat(keys(clientA, lockA)).as("nothing left once A released").isZero();
     }
   }
 
