@@ -17,8 +17,13 @@ import org.postgresql.util.PSQLException;
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
  * executions here; the first write of a transaction runs the check for the tokens bound on the
  * writing thread.
+ *
+ * <p>Public, like the JDK proxy it replaced and the pools' and drivers' own connection classes, so
+ * that a JDBC method found through the runtime class ({@code c.getClass().getMethod("commit")}, as
+ * dynamic languages and some frameworks do) can be called; its API is {@link java.sql.Connection}'s
+ * and nothing more: only {@link FencedDataSource} makes one.
  */
-final class FencedConnection extends DelegatingConnection implements FencingConnection {
+public final class FencedConnection extends DelegatingConnection implements FencingConnection {
   /** An execution known to write, whatever its text. */
   static final SqlClassifier.Classification WRITE =
       new SqlClassifier.Classification(true, false, false);

@@ -7,11 +7,15 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A result set of a fenced connection ({@link FencedChild}): {@code getStatement()} is the fenced
+ * A result set of a {@link FencedDataSource} connection: {@code getStatement()} is the fenced
  * statement, a result set {@code getObject} returns (a refcursor) is fenced too, and an updatable
  * result set's row writes are fenced writes; everything else is the driver's.
+ *
+ * <p>Public, like the JDK proxy it replaced and the drivers' own result set classes, so that a JDBC
+ * method found through the runtime class can be called; its API is {@link java.sql.ResultSet}'s and
+ * nothing more: only the library makes one.
  */
-final class FencedResultSet extends DelegatingResultSet {
+public final class FencedResultSet extends DelegatingResultSet {
   private final FencedConnection connection;
   private final @Nullable Object statement;
 

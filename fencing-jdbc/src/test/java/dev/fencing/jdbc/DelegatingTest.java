@@ -105,12 +105,8 @@ class DelegatingTest {
   private static Set<String> overridden(Class<?> fenced, Class<?> iface) {
     Set<String> names = new TreeSet<>();
     for (Method m : methods(iface)) {
-      try {
-        if (fenced.getMethod(m.getName(), m.getParameterTypes()).getDeclaringClass() == fenced) {
-          names.add(signature(m));
-        }
-      } catch (NoSuchMethodException e) {
-        throw new AssertionError(e);
+      if (implementation(fenced, m).getDeclaringClass() == fenced) {
+        names.add(signature(m));
       }
     }
     return names;
@@ -155,7 +151,7 @@ class DelegatingTest {
     Object wrapper = wrap.apply(raw);
     int checked = 0;
     for (Method m : methods(iface)) {
-      Method impl = wrapper.getClass().getMethod(m.getName(), m.getParameterTypes());
+      Method impl = implementation(wrapper.getClass(), m);
       if (Arrays.asList(skipOverridesOf).contains(impl.getDeclaringClass())) {
         continue;
       }
@@ -205,6 +201,25 @@ class DelegatingTest {
     }
     assertThat(failures).isEmpty();
     assertThat(checked).as("methods checked").isGreaterThan(skipOverridesOf.length > 0 ? 150 : 50);
+  }
+
+  /**
+   * The method of {@code type} that implements {@code m}: the nearest declared one that is not a
+   * bridge (javac gives a public class a bridge for each public method inherited from its
+   * package-private base, so that reflection through the public class can call it); else {@code m}.
+   */
+  private static Method implementation(Class<?> type, Method m) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      try {
+        Method declared = c.getDeclaredMethod(m.getName(), m.getParameterTypes());
+        if (!declared.isBridge()) {
+          return declared;
+        }
+      } catch (NoSuchMethodException e) {
+        // declared further up
+      }
+    }
+    return m; // the interface's (a default method, or none)
   }
 
   /** Every instance method of {@code iface} (inherited and default ones too), once. */
