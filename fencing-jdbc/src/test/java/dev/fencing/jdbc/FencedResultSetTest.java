@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -15,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -152,5 +155,43 @@ class FencedResultSetTest {
     }
     assertThat(refused).isInstanceOf(StaleFencingTokenException.class);
     assertThat(queryLong(plain, "SELECT count(*) FROM frs WHERE id = ?", id)).isZero();
+  }
+
+  /**
+   * Under a driver wrapper made of JDK proxies (a tracing or pooling library's), the driver's
+   * result set is a proxy too: it is fenced all the same, its statement the fenced one.
+   */
+  @Test
+  void aResultSetOfADriverWrapperMadeOfJdkProxiesIsFencedToo() throws Exception {
+    DataSource proxiedDriver = (DataSource) proxied(plain, DataSource.class);
+    try (Connection c = FencedDataSource.wrap(proxiedDriver).getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT 1")) {
+      assertThat(rs).isInstanceOf(FencedResultSet.class);
+      assertThat(rs.getStatement()).isSameAs(s);
+    }
+  }
+
+  /** {@code target} behind a JDK proxy of {@code type}, and so every JDBC object it returns. */
+  private static Object proxied(Object target, Class<?> type) {
+    return Proxy.newProxyInstance(
+        FencedResultSetTest.class.getClassLoader(),
+        new Class<?>[] {type},
+        (self, method, args) -> {
+          Object result;
+          try {
+            result = method.invoke(target, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          Class<?> returned = method.getReturnType();
+          boolean jdbc =
+              returned == Connection.class
+                  || Statement.class.isAssignableFrom(returned)
+                  || returned == ResultSet.class;
+          return result != null && jdbc && !method.getName().equals("unwrap")
+              ? proxied(result, returned)
+              : result;
+        });
   }
 }
