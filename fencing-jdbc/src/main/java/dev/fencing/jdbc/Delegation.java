@@ -5,9 +5,15 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.sql.SQLException;
 import org.jspecify.annotations.Nullable;
 
-/** Calls the driver's object behind a proxy, rethrowing its exception unchanged. */
+/**
+ * Calls the driver's object behind a proxy, rethrowing its exception unchanged. The connection and
+ * its result sets are plain classes ({@link DelegatingConnection}, {@link DelegatingResultSet});
+ * statements and database metadata are still proxies.
+ */
 final class Delegation {
   /** What {@link #common} returns for a method it leaves to the caller. */
   static final Object NOT_COMMON = new Object();
@@ -88,6 +94,24 @@ final class Delegation {
       default:
         return NOT_COMMON;
     }
+  }
+
+  /**
+   * {@code e}, thrown by a call made for a JDBC method that declares {@code SQLException}, as that
+   * method throws it: a {@code SQLException} as it is (returned, for the caller to throw),
+   * unchecked ones thrown as they are, any other wrapped as a proxy would have.
+   */
+  static SQLException rethrown(Throwable e) {
+    if (e instanceof SQLException s) {
+      return s;
+    }
+    if (e instanceof RuntimeException r) {
+      throw r;
+    }
+    if (e instanceof Error err) {
+      throw err;
+    }
+    throw new UndeclaredThrowableException(e);
   }
 
   static @Nullable Object invoke(Object target, Method method, Object @Nullable [] args)

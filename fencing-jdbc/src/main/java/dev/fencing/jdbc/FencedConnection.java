@@ -1,9 +1,8 @@
 package dev.fencing.jdbc;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.Method;
 import java.sql.CallableStatement;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -18,8 +17,13 @@ import org.postgresql.util.PSQLException;
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
  * executions here; the first write of a transaction runs the check for the tokens bound on the
  * writing thread.
+ *
+ * <p>Public, like the JDK proxy it replaced and the pools' and drivers' own connection classes, so
+ * that a JDBC method found through the runtime class ({@code c.getClass().getMethod("commit")}, as
+ * dynamic languages and some frameworks do) can be called; its API is {@link java.sql.Connection}'s
+ * and nothing more: only {@link FencedDataSource} makes one.
  */
-final class FencedConnection implements InvocationHandler {
+public final class FencedConnection extends DelegatingConnection implements FencingConnection {
   /** An execution known to write, whatever its text. */
   static final SqlClassifier.Classification WRITE =
       new SqlClassifier.Classification(true, false, false);
@@ -30,96 +34,189 @@ final class FencedConnection implements InvocationHandler {
     @Nullable Object call() throws Throwable;
   }
 
-  private final Connection raw;
   private final TokenChecker checker;
   private final boolean requireToken;
-  private final Connection proxy;
   private final TransactionChecks tx;
   private @Nullable PGConnection pgProxy;
 
   private FencedConnection(Connection raw, TokenChecker checker, boolean requireToken) {
-    this.raw = raw;
+    super(raw);
     this.checker = checker;
     this.requireToken = requireToken;
     this.tx = new TransactionChecks(raw, checker);
-    this.proxy = Delegation.proxy(FencingConnection.class, this);
   }
 
   static Connection wrap(Connection raw, TokenChecker checker, boolean requireToken) {
-    return new FencedConnection(raw, checker, requireToken).proxy;
+    return new FencedConnection(raw, checker, requireToken);
   }
 
   @Override
-  public @Nullable Object invoke(Object self, Method method, Object @Nullable [] args)
-      throws Throwable {
-    switch (method.getName()) {
-      case "createStatement":
-        return FencedStatement.wrap(
-            this, (Statement) Delegation.invoke(raw, method, args), Statement.class, null);
-      case "prepareStatement":
-        return FencedStatement.wrap(
-            this, (Statement) Delegation.invoke(raw, method, args), PreparedStatement.class, args);
-      case "prepareCall":
-        return FencedStatement.wrap(
-            this, (Statement) Delegation.invoke(raw, method, args), CallableStatement.class, args);
-      case "commit":
-      case "rollback":
-      case "setAutoCommit":
-      case "close":
-        Object result = null;
-        try {
-          if (method.getName().equals("commit")
-              || method.getName().equals("setAutoCommit") && isTrue(args) && !raw.getAutoCommit()) {
-            // switching autocommit on commits the open transaction: with the check, like commit()
-            tx.commit();
-          }
-          if (!method.getName().equals("commit")) {
-            result = Delegation.invoke(raw, method, args);
-          }
-        } finally {
-          if (args == null || args.length == 0 || !(args[0] instanceof Savepoint)) {
-            tx.endTransaction();
-            checker.guards().forgetAnnouncements();
-          } else {
-            tx.forgetChecks();
-          }
-        }
-        if (!method.getName().equals("setAutoCommit")
-            && !method.getName().equals("close")
-            && (args == null || args.length == 0)) {
-          // between transactions now: record refusals whose recording failed before
-          checker.recordPending(raw);
-        }
-        return result;
-      case "getMetaData":
-        return FencedChild.metaData(this, raw.getMetaData());
-      case "unwrap":
-        return unwrap((Class<?>) args[0]);
-      default:
-        Object common = Delegation.common(self, raw, method, args);
-        return common != Delegation.NOT_COMMON ? common : Delegation.invoke(raw, method, args);
+  public Statement createStatement() throws SQLException {
+    return statement(raw.createStatement());
+  }
+
+  @Override
+  public Statement createStatement(int p1, int p2) throws SQLException {
+    return statement(raw.createStatement(p1, p2));
+  }
+
+  @Override
+  public Statement createStatement(int p1, int p2, int p3) throws SQLException {
+    return statement(raw.createStatement(p1, p2, p3));
+  }
+
+  private Statement statement(Statement statement) {
+    return (Statement) FencedStatement.wrap(this, statement, Statement.class, null);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1) throws SQLException {
+    return prepared(raw.prepareStatement(p1), p1);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1, int p2) throws SQLException {
+    return prepared(raw.prepareStatement(p1, p2), p1, p2);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1, int[] p2) throws SQLException {
+    return prepared(raw.prepareStatement(p1, p2), p1, p2);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1, String[] p2) throws SQLException {
+    return prepared(raw.prepareStatement(p1, p2), p1, p2);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1, int p2, int p3) throws SQLException {
+    return prepared(raw.prepareStatement(p1, p2, p3), p1, p2, p3);
+  }
+
+  @Override
+  public PreparedStatement prepareStatement(String p1, int p2, int p3, int p4) throws SQLException {
+    return prepared(raw.prepareStatement(p1, p2, p3, p4), p1, p2, p3, p4);
+  }
+
+  /** {@code statement} fenced; {@code args}: those of the {@code prepareStatement} call, boxed. */
+  private PreparedStatement prepared(PreparedStatement statement, Object... args) {
+    return (PreparedStatement) FencedStatement.wrap(this, statement, PreparedStatement.class, args);
+  }
+
+  @Override
+  public CallableStatement prepareCall(String p1) throws SQLException {
+    return callable(raw.prepareCall(p1), p1);
+  }
+
+  @Override
+  public CallableStatement prepareCall(String p1, int p2, int p3) throws SQLException {
+    return callable(raw.prepareCall(p1, p2, p3), p1, p2, p3);
+  }
+
+  @Override
+  public CallableStatement prepareCall(String p1, int p2, int p3, int p4) throws SQLException {
+    return callable(raw.prepareCall(p1, p2, p3, p4), p1, p2, p3, p4);
+  }
+
+  private CallableStatement callable(CallableStatement statement, Object... args) {
+    return (CallableStatement) FencedStatement.wrap(this, statement, CallableStatement.class, args);
+  }
+
+  @Override
+  public void commit() throws SQLException {
+    try {
+      tx.commit();
+    } finally {
+      endTransaction();
+    }
+    // between transactions now: record refusals whose recording failed before
+    checker.recordPending(raw);
+  }
+
+  @Override
+  public void rollback() throws SQLException {
+    try {
+      raw.rollback();
+    } finally {
+      endTransaction();
+    }
+    checker.recordPending(raw);
+  }
+
+  @Override
+  public void rollback(Savepoint p1) throws SQLException {
+    try {
+      raw.rollback(p1);
+    } finally {
+      if (p1 != null) {
+        tx.forgetChecks();
+      } else {
+        endTransaction();
+      }
     }
   }
 
-  private static boolean isTrue(Object @Nullable [] args) {
-    return args != null && args.length == 1 && Boolean.TRUE.equals(args[0]);
+  @Override
+  public void setAutoCommit(boolean p1) throws SQLException {
+    try {
+      if (p1 && !raw.getAutoCommit()) {
+        // switching autocommit on commits the open transaction: with the check, like commit()
+        tx.commit();
+      }
+      raw.setAutoCommit(p1);
+    } finally {
+      endTransaction();
+    }
   }
 
-  private Object unwrap(Class<?> iface) throws SQLException {
-    if (iface.isInstance(proxy)) {
-      return proxy;
+  @Override
+  public void close() throws SQLException {
+    try {
+      raw.close();
+    } finally {
+      endTransaction();
     }
-    if (iface == PGConnection.class) {
+  }
+
+  private void endTransaction() {
+    tx.endTransaction();
+    checker.guards().forgetAnnouncements();
+  }
+
+  @Override
+  public DatabaseMetaData getMetaData() throws SQLException {
+    return FencedChild.metaData(this, raw.getMetaData());
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <T> T unwrap(Class<T> p1) throws SQLException {
+    if (p1.isInstance(this)) {
+      return (T) this;
+    }
+    if (p1 == PGConnection.class) {
       if (pgProxy == null) {
         pgProxy = FencedCopyManager.pgConnection(this, raw.unwrap(PGConnection.class));
       }
-      return pgProxy;
+      return (T) pgProxy;
     }
-    return raw.unwrap(iface);
+    return raw.unwrap(p1);
   }
 
+  @Override
+  public boolean isWrapperFor(Class<?> p1) throws SQLException {
+    return p1.isInstance(this) || raw.isWrapperFor(p1);
+  }
+
+  @Override
+  public String toString() {
+    return "Fenced[" + raw + "]";
+  }
+
+  /** The connection the application holds: this one. */
   Connection proxy() {
-    return proxy;
+    return this;
   }
 
   Connection raw() {

@@ -1,0 +1,75 @@
+package dev.fencing.jdbc.reflective;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.jdbc.FencedDataSource;
+import dev.fencing.migrations.FencingMigrations;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Dynamic languages (Groovy, Clojure, JRuby, Kotlin reflection) and frameworks call JDBC methods
+ * through the object's runtime class: {@code c.getClass().getMethod("commit").invoke(c)}, from
+ * outside the library's package. That worked on the JDK proxies the connection and its result sets
+ * used to be (public classes), as on pgjdbc's and HikariCP's own (public) classes: it must work on
+ * the fenced connection, result set, statement and metadata, for methods they override and for
+ * those they only hand on.
+ */
+class RuntimeClassReflectionTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  @BeforeAll
+  static void migrate() {
+    FencingMigrations.builder(db.migrationDataSource())
+        .ownerRole(db.ownerRole())
+        .applicationRole(db.appRole())
+        .build()
+        .migrate();
+  }
+
+  @Test
+  void jdbcMethodsFoundOnTheRuntimeClassCanBeCalledFromAnotherPackage() throws Exception {
+    Connection c = FencedDataSource.wrap(db.dataSource()).getConnection();
+    assertThat(Modifier.isPublic(c.getClass().getModifiers())).as("public class").isTrue();
+    // a method the fenced connection overrides, and one it only hands on
+    call(c, "setAutoCommit", new Class<?>[] {boolean.class}, false);
+    assertThat(call(c, "getAutoCommit")).isEqualTo(false);
+    assertThat(call(c, "nativeSQL", new Class<?>[] {String.class}, "SELECT 1"))
+        .isEqualTo("SELECT 1");
+    Statement s = (Statement) call(c, "createStatement");
+    ResultSet rs = (ResultSet) call(s, "executeQuery", new Class<?>[] {String.class}, "SELECT 42");
+    assertThat(Modifier.isPublic(rs.getClass().getModifiers())).as("public class").isTrue();
+    assertThat(call(rs, "next")).isEqualTo(true);
+    assertThat(call(rs, "getInt", new Class<?>[] {int.class}, 1)).isEqualTo(42);
+    assertThat(call(rs, "getObject", new Class<?>[] {int.class}, 1)).isEqualTo(42);
+    assertThat(call(rs, "getStatement")).isSameAs(s);
+    assertThat(call(rs, "isWrapperFor", new Class<?>[] {Class.class}, ResultSet.class))
+        .isEqualTo(true);
+    call(rs, "close");
+    DatabaseMetaData md = (DatabaseMetaData) call(c, "getMetaData");
+    assertThat(call(md, "getConnection")).isSameAs(c);
+    call(c, "commit");
+    call(c, "close");
+    call(c, "close");
+    assertThat(call(c, "isClosed")).isEqualTo(true);
+  }
+
+  private static @Nullable Object call(Object target, String name) throws Exception {
+    return call(target, name, new Class<?>[0]);
+  }
+
+  private static @Nullable Object call(Object target, String name, Class<?>[] types, Object... args)
+      throws Exception {
+    Method m = target.getClass().getMethod(name, types);
+    return m.invoke(target, args);
+  }
+}
