@@ -39,15 +39,6 @@ final class Delegation {
         }
       };
 
-  // Proxy.isProxyClass per class, asked once: it looks through class loader maps at every call.
-  private static final ClassValue<Boolean> IS_PROXY =
-      new ClassValue<>() {
-        @Override
-        protected Boolean computeValue(Class<?> type) {
-          return Proxy.isProxyClass(type);
-        }
-      };
-
   private Delegation() {}
 
   /**
@@ -69,11 +60,6 @@ final class Delegation {
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot make a proxy of " + type, e);
     }
-  }
-
-  /** {@code Proxy.isProxyClass(type)}, remembered per class. */
-  static boolean isProxyClass(Class<?> type) {
-    return IS_PROXY.get(type);
   }
 
   /**
