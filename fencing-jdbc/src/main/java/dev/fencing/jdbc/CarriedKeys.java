@@ -158,6 +158,17 @@ final class CarriedKeys {
     return memos.get((scs ? 2 : 0) + (quote ? 1 : 0));
   }
 
+  /** How many texts the memos keep now, over every column set and setting (for tests). */
+  static int kept() {
+    int kept = 0;
+    for (List<TextMemo<String>> memos : APPENDED.values()) {
+      for (TextMemo<String> memo : memos) {
+        kept += memo.size();
+      }
+    }
+    return kept;
+  }
+
   /** The four memos of {@code columns}, by settings ({@link #memo}). */
   private static List<TextMemo<String>> newMemos(String[] columns) {
     List<TextMemo<String>> memos = new ArrayList<>(4);
