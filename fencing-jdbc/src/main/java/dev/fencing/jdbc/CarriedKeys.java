@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.BaseStatement;
@@ -62,10 +63,16 @@ final class CarriedKeys {
    * IDENTITY} insert asks in every transaction). Keyed by the only column's name, or by the names
    * after a NUL for several; four memos per key, one per setting of {@code
    * standard_conforming_strings} and {@code quoteReturningIdentifiers}. At most {@link
-   * SqlClassifier#MEMO_ENTRIES} keys, all forgotten when full, as {@link TextMemo} does.
+   * SqlClassifier#MEMO_ENTRIES} keys and at most as many texts in all ({@link #KEPT}), all
+   * forgotten when either is full, as {@link TextMemo} does: the bound of the one memo per
+   * (columns, settings, text) this replaces, not that bound per column set and setting.
    */
   private static final ConcurrentHashMap<String, List<TextMemo<String>>> APPENDED =
       new ConcurrentHashMap<>();
+
+  // texts computed to be kept by the memos of APPENDED since it was last cleared (a text two
+  // threads compute at once counts twice: the bound errs on the small side)
+  private static final AtomicInteger KEPT = new AtomicInteger();
 
   /**
    * The columns a {@code prepareStatement(args)} asks pgjdbc to return, or null if it asks none or
@@ -149,6 +156,7 @@ final class CarriedKeys {
         if (memos == null) {
           if (APPENDED.size() >= SqlClassifier.MEMO_ENTRIES) {
             APPENDED.clear();
+            KEPT.set(0);
           }
           memos = newMemos(columns.clone());
           APPENDED.put(key, memos);
@@ -156,6 +164,14 @@ final class CarriedKeys {
       }
     }
     return memos.get((scs ? 2 : 0) + (quote ? 1 : 0));
+  }
+
+  /** Forgets every memo: the texts kept reached the bound. */
+  private static void forget() {
+    synchronized (APPENDED) {
+      APPENDED.clear();
+      KEPT.set(0);
+    }
   }
 
   /** How many texts the memos keep now, over every column set and setting (for tests). */
@@ -177,7 +193,13 @@ final class CarriedKeys {
       boolean quote = (i & 1) == 1;
       memos.add(
           new TextMemo<>(
-              sql -> text(scs, quote, columns, sql),
+              sql -> {
+                if (sql.length() <= SqlClassifier.MEMO_TEXT_LENGTH
+                    && KEPT.incrementAndGet() >= SqlClassifier.MEMO_ENTRIES) {
+                  forget(); // this text is kept by a memo no longer reachable: one miss more
+                }
+                return text(scs, quote, columns, sql);
+              },
               SqlClassifier.MEMO_ENTRIES,
               SqlClassifier.MEMO_TEXT_LENGTH));
     }
