@@ -84,7 +84,11 @@ class CarriedReplayTest {
         ps.setString(1, "again");
         ps.setTimestamp(2, AT);
         try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 4))) {
+          trips.reset();
           assertThatThrownBy(ps::executeUpdate).isInstanceOf(StaleFencingTokenException.class);
+          // as before the lazy carrier (b6f2da9): the check carried with the insert, the
+          // ROLLBACK, the refusal recorded in a transaction of its own and its COMMIT
+          assertThat(trips.count()).as("refused: %s", trips.sent()).isEqualTo(4);
         }
         try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 6))) {
           trips.reset();
