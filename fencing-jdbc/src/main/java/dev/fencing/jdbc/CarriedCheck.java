@@ -51,16 +51,22 @@ import org.postgresql.jdbc.PreferQueryMode;
  * unwrapped to the driver's, and an execution with a parameter unset (the driver's own error then
  * names the caller's index).
  */
-final class CarriedCheck {
+final class CarriedCheck implements Carrier {
   private final Connection connection;
   private final PreparedStatement raw;
   private final String sql;
   // the columns of a statement prepared for generated keys (CarriedKeys), else null
   private final String @Nullable [] keyColumns;
-  private final RecordedParameters params = new RecordedParameters();
+  // the parameters set, for the replay; made at the first setter call (issue 13: a statement per
+  // execution, most of them never carrying, so nothing is made that a setter does not need)
+  private @Nullable RecordedParameters params;
   private boolean stopped;
-  // the combined statements, by the check's text, and their execution
-  private final CarriedCombined combined;
+  // the combined statements, by the check's text, and their execution; made when first needed
+  private @Nullable CarriedCombined combined;
+  // the execution under way and the check texts it may use (this is its Carrier: none made per
+  // execution); set by carrier()
+  private String executing = "execute";
+  private @Nullable IntFunction<List<String>> checkTexts;
   // the statement whose results the caller sees: the one that executed last
   private Statement current;
   // a read in autocommit with the commit's check (literal) behind it; made when first needed
@@ -76,7 +82,21 @@ final class CarriedCheck {
     this.sql = sql;
     this.keyColumns = keyColumns;
     this.current = raw;
-    this.combined = new CarriedCombined(connection, this, raw, sql, keyColumns);
+  }
+
+  private CarriedCombined combined() {
+    CarriedCombined c = combined;
+    if (c == null) {
+      c = new CarriedCombined(connection, this, raw, sql, keyColumns);
+      combined = c;
+    }
+    return c;
+  }
+
+  /** Whether every parameter set can be set again ({@link RecordedParameters#replayable}). */
+  boolean replayable() {
+    RecordedParameters p = params;
+    return p == null || p.replayable();
   }
 
   /**
@@ -89,7 +109,7 @@ final class CarriedCheck {
     }
     CarriedSimple s = simple;
     if (s == null) {
-      s = new CarriedSimple(connection, this, raw, params);
+      s = new CarriedSimple(connection, this, raw);
       simple = s;
     }
     return s.inAutocommit();
@@ -169,11 +189,22 @@ final class CarriedCheck {
 
   /** Records a call the driver's statement accepted, if it sets a parameter. */
   void called(Method method, Object @Nullable [] args) {
-    params.called(method, args);
+    if (args == null || args.length < 2 || !(args[0] instanceof Integer)) {
+      return; // not a parameter's setter (setMaxRows, setFetchSize, ...)
+    }
+    RecordedParameters p = params;
+    if (p == null) {
+      p = new RecordedParameters();
+      params = p;
+    }
+    p.called(method, args);
   }
 
   void clearParameters() {
-    params.clear();
+    RecordedParameters p = params;
+    if (p != null) {
+      p.clear();
+    }
   }
 
   /**
@@ -206,7 +237,7 @@ final class CarriedCheck {
   /** Whether this execution ({@code name} with {@code args}) can carry the check. */
   boolean canCarry(String name, Object @Nullable [] args) {
     return (args == null || args.length == 0)
-        && params.replayable()
+        && replayable()
         && !stopped
         && (name.equals("execute")
             || name.equals("executeQuery")
@@ -229,7 +260,7 @@ final class CarriedCheck {
     if (columns == null && simpleInAutocommit()) {
       return Objects.requireNonNull(simple).run(name, check);
     }
-    return combined.run(name, check);
+    return combined().run(name, check);
   }
 
   /**
@@ -239,7 +270,10 @@ final class CarriedCheck {
    */
   void prepare(PreparedStatement c, int shift) throws SQLException {
     c.clearParameters();
-    params.replay(c, shift);
+    RecordedParameters p = params;
+    if (p != null) {
+      p.replay(c, shift);
+    }
     c.setMaxRows(raw.getMaxRows());
     c.setQueryTimeout(raw.getQueryTimeout());
     c.setMaxFieldSize(raw.getMaxFieldSize());
@@ -273,45 +307,53 @@ final class CarriedCheck {
   /**
    * The carrier of the execution {@code name} ({@link #canCarry} accepted): the check and the
    * statement one implicit transaction in autocommit only with the extended protocol and no Sync
-   * possible between them ({@link SyncSplit}).
+   * possible between them ({@link SyncSplit}). This carrier itself, for the execution under way (a
+   * statement executes one thing at a time): no object made per execution.
    */
   Carrier carrier(String name, IntFunction<List<String>> checkTexts) {
-    return new Carrier() {
-      @Override
-      public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
-        return run(name, check);
-      }
+    this.executing = name;
+    this.checkTexts = checkTexts;
+    return this;
+  }
 
-      @Override
-      public Carrier.@Nullable Carried callRead(String check) throws SQLException {
-        return runRead(name, check);
-      }
+  @Override
+  public Carrier.@Nullable Carried call(CheckArguments check) throws SQLException {
+    return run(executing, check);
+  }
 
-      @Override
-      public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
-        if (mode == PreferQueryMode.SIMPLE) {
-          // carried on a plain statement, one query message (CarriedSimple), but with generated
-          // keys
-          return keyColumns != null || stopped || !CarriedSimple.available();
+  @Override
+  public Carrier.@Nullable Carried callRead(String check) throws SQLException {
+    return runRead(executing, check);
+  }
+
+  @Override
+  public boolean manyTransactionsInAutocommit(PreferQueryMode mode, int tokens) {
+    if (mode == PreferQueryMode.SIMPLE) {
+      // carried on a plain statement, one query message (CarriedSimple), but with generated keys
+      return keyColumns != null || stopped || !CarriedSimple.available();
+    }
+    IntFunction<List<String>> texts = checkTexts;
+    if (texts == null) {
+      return true; // no execution under way
+    }
+    try {
+      // the combined statements this execution may use: in autocommit every bound token is
+      // checked (the transaction is new), so the check's forms follow their number
+      List<String> all = texts.apply(tokens);
+      for (int i = 0; i < all.size(); i++) {
+        String checkSql = all.get(i);
+        if (keyColumns != null && checkSql.indexOf(';') >= 0) {
+          continue; // with generated keys the check is one statement (CarriedCombined)
         }
-        try {
-          // the combined statements this execution may use: in autocommit every bound token is
-          // checked (the transaction is new), so the check's forms follow their number
-          for (String checkSql : checkTexts.apply(tokens)) {
-            if (keyColumns != null && checkSql.indexOf(';') >= 0) {
-              continue; // with generated keys the check is one statement (CarriedCombined)
-            }
-            PreparedStatement c = combined.statement(checkSql);
-            if (c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c))) {
-              return true;
-            }
-          }
-          return false;
-        } catch (SQLException e) {
+        PreparedStatement c = combined().statement(checkSql);
+        if (c == null || SyncSplit.possible(c, SyncSplit.preparedQuery(c))) {
           return true;
         }
       }
-    };
+      return false;
+    } catch (SQLException e) {
+      return true;
+    }
   }
 
   /**
@@ -323,7 +365,8 @@ final class CarriedCheck {
       return raw.getGeneratedKeys();
     }
     PreparedStatement c = (PreparedStatement) current;
-    ResultSet k = combined.keys();
+    CarriedCombined m = combined;
+    ResultSet k = m == null ? null : m.keys();
     return k != null ? k : c.getGeneratedKeys();
   }
 
@@ -338,25 +381,35 @@ final class CarriedCheck {
         open.close();
       }
       if (keyColumns != null) {
-        ResultSet k = current == raw ? raw.getGeneratedKeys() : combined.keys();
+        CarriedCombined m = combined;
+        ResultSet k = current == raw ? raw.getGeneratedKeys() : m == null ? null : m.keys();
         if (k != null) {
           k.close();
         }
-        combined.keysClosed();
+        if (m != null) {
+          m.keysClosed();
+        }
       }
       current = next;
     }
   }
 
   void close() throws SQLException {
-    SQLException failed = null;
-    List<Statement> statements = new ArrayList<>(combined.statements());
+    CarriedCombined m = combined;
     CarriedRead r = read;
+    CarriedSimple s = simple;
+    if (m == null && r == null && s == null) {
+      return; // nothing made (most statements: they never carried)
+    }
+    SQLException failed = null;
+    List<Statement> statements = new ArrayList<>();
+    if (m != null) {
+      statements.addAll(m.statements());
+    }
     PreparedStatement t = r == null ? null : r.statement();
     if (t != null) {
       statements.add(t);
     }
-    CarriedSimple s = simple;
     Statement plain = s == null ? null : s.made();
     if (plain != null) {
       statements.add(plain);
@@ -378,8 +431,11 @@ final class CarriedCheck {
   }
 
   void cancel() throws SQLException {
-    for (PreparedStatement c : combined.statements()) {
-      c.cancel(); // the driver's cancel of an idle statement does nothing
+    CarriedCombined m = combined;
+    if (m != null) {
+      for (PreparedStatement c : m.statements()) {
+        c.cancel(); // the driver's cancel of an idle statement does nothing
+      }
     }
     CarriedRead r = read;
     PreparedStatement t = r == null ? null : r.statement();

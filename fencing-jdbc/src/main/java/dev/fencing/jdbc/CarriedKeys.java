@@ -5,8 +5,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.BaseStatement;
@@ -22,6 +25,9 @@ import org.postgresql.core.Parser;
  */
 final class CarriedKeys {
   private CarriedKeys() {}
+
+  // what pgjdbc returns for RETURN_GENERATED_KEYS
+  private static final String[] ALL_COLUMNS = {"*"};
 
   /**
    * Whether the driver's statement {@code s} returns generated keys: pgjdbc's public {@code
@@ -51,12 +57,22 @@ final class CarriedKeys {
       };
 
   /**
-   * pgjdbc's {@code RETURNING} clause per (settings, columns, SQL text) ({@link #clause}): parsed
-   * once per distinct key, as applications prepare the same inserts in every transaction.
+   * The SQL texts as pgjdbc runs them asked for keys ({@link #appended}), per columns and settings:
+   * each a memo from the caller's SQL to its text with pgjdbc's {@code RETURNING} clause ("" where
+   * none), so that an execution builds neither a key nor the text (issue 13: Hibernate's {@code
+   * IDENTITY} insert asks in every transaction). Keyed by the only column's name, or by the names
+   * after a NUL for several; four memos per key, one per setting of {@code
+   * standard_conforming_strings} and {@code quoteReturningIdentifiers}. At most {@link
+   * SqlClassifier#MEMO_ENTRIES} keys and at most as many texts in all ({@link #KEPT}), all
+   * forgotten when either is full, as {@link TextMemo} does: the bound of the one memo per
+   * (columns, settings, text) this replaces, not that bound per column set and setting.
    */
-  private static final TextMemo<String> CLAUSES =
-      new TextMemo<>(
-          CarriedKeys::clause, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+  private static final ConcurrentHashMap<String, List<TextMemo<String>>> APPENDED =
+      new ConcurrentHashMap<>();
+
+  // texts computed to be kept by the memos of APPENDED since it was last cleared (a text two
+  // threads compute at once counts twice: the bound errs on the small side)
+  private static final AtomicInteger KEPT = new AtomicInteger();
 
   /**
    * The columns a {@code prepareStatement(args)} asks pgjdbc to return, or null if it asks none or
@@ -68,7 +84,7 @@ final class CarriedKeys {
       return null;
     }
     if (args[1] instanceof Integer keys && keys == Statement.RETURN_GENERATED_KEYS) {
-      return new String[] {"*"};
+      return ALL_COLUMNS; // read only, by pgjdbc's parser too: one array for all statements
     }
     if (args[1] instanceof String[] names && names.length > 0) {
       return names.clone();
@@ -107,9 +123,98 @@ final class CarriedKeys {
     BaseConnection base = connection.unwrap(BaseConnection.class);
     boolean scs = base.getStandardConformingStrings();
     boolean quote = base.getQueryExecutor().getQuoteReturningIdentifiers();
-    String clause = CLAUSES.get(key(scs, quote, columns, sql));
+    TextMemo<String> memo = memo(scs, quote, columns);
+    String text = memo != null ? memo.get(sql) : text(scs, quote, columns, sql);
+    return text.isEmpty() ? null : text;
+  }
+
+  /**
+   * The memo of {@link #text} for these settings and columns; null for a column name with a NUL
+   * (which pgjdbc cannot send anyway), which could make two keys equal.
+   */
+  private static @Nullable TextMemo<String> memo(boolean scs, boolean quote, String[] columns) {
+    String key;
+    if (columns.length == 1) {
+      key = columns[0];
+      if (key.indexOf('\0') >= 0) {
+        return null;
+      }
+    } else {
+      StringBuilder b = new StringBuilder();
+      for (String column : columns) {
+        if (column.indexOf('\0') >= 0) {
+          return null;
+        }
+        b.append('\0').append(column);
+      }
+      key = b.toString();
+    }
+    List<TextMemo<String>> memos = APPENDED.get(key);
+    if (memos == null) {
+      synchronized (APPENDED) {
+        memos = APPENDED.get(key);
+        if (memos == null) {
+          if (APPENDED.size() >= SqlClassifier.MEMO_ENTRIES) {
+            APPENDED.clear();
+            KEPT.set(0);
+          }
+          memos = newMemos(columns.clone());
+          APPENDED.put(key, memos);
+        }
+      }
+    }
+    return memos.get((scs ? 2 : 0) + (quote ? 1 : 0));
+  }
+
+  /** Forgets every memo: the texts kept reached the bound. */
+  private static void forget() {
+    synchronized (APPENDED) {
+      APPENDED.clear();
+      KEPT.set(0);
+    }
+  }
+
+  /** How many texts the memos keep now, over every column set and setting (for tests). */
+  static int kept() {
+    int kept = 0;
+    for (List<TextMemo<String>> memos : APPENDED.values()) {
+      for (TextMemo<String> memo : memos) {
+        kept += memo.size();
+      }
+    }
+    return kept;
+  }
+
+  /** The four memos of {@code columns}, by settings ({@link #memo}). */
+  private static List<TextMemo<String>> newMemos(String[] columns) {
+    List<TextMemo<String>> memos = new ArrayList<>(4);
+    for (int i = 0; i < 4; i++) {
+      boolean scs = i >= 2;
+      boolean quote = (i & 1) == 1;
+      memos.add(
+          new TextMemo<>(
+              sql -> {
+                if (sql.length() <= SqlClassifier.MEMO_TEXT_LENGTH
+                    && KEPT.incrementAndGet() >= SqlClassifier.MEMO_ENTRIES) {
+                  forget(); // this text is kept by a memo no longer reachable: one miss more
+                }
+                return text(scs, quote, columns, sql);
+              },
+              SqlClassifier.MEMO_ENTRIES,
+              SqlClassifier.MEMO_TEXT_LENGTH));
+    }
+    return List.copyOf(memos);
+  }
+
+  /**
+   * {@code sql} without its trailing {@code ;} and with pgjdbc's {@code RETURNING} clause for
+   * {@code columns} and the settings, or "" if pgjdbc appends none (or one the combined query could
+   * read differently).
+   */
+  private static String text(boolean scs, boolean quote, String[] columns, String sql) {
+    String clause = clause(scs, quote, columns, sql);
     if (clause.isEmpty()) {
-      return null;
+      return "";
     }
     int end = sql.length();
     while (end > 0 && (sql.charAt(end - 1) == ';' || Character.isWhitespace(sql.charAt(end - 1)))) {
@@ -119,33 +224,10 @@ final class CarriedKeys {
   }
 
   /**
-   * The key of {@link #CLAUSES}: the two settings, the number of columns, each column and the SQL,
-   * separated by NUL (which neither a column name nor SQL text pgjdbc sends can hold).
+   * pgjdbc's {@code RETURNING} clause for {@code sql}, {@code columns} and the settings, or "" if
+   * pgjdbc appends none (or one the combined query could read differently).
    */
-  static String key(boolean scs, boolean quote, String[] columns, String sql) {
-    StringBuilder key = new StringBuilder(sql.length() + 16);
-    key.append(scs ? '1' : '0').append(quote ? '1' : '0').append(columns.length).append('\0');
-    for (String column : columns) {
-      key.append(column).append('\0');
-    }
-    return key.append(sql).toString();
-  }
-
-  /**
-   * pgjdbc's {@code RETURNING} clause for the SQL, columns and settings of {@code key} ({@link
-   * #key}), or "" if pgjdbc appends none (or one the combined query could read differently).
-   */
-  private static String clause(String key) {
-    boolean scs = key.charAt(0) == '1';
-    boolean quote = key.charAt(1) == '1';
-    int at = key.indexOf('\0');
-    String[] columns = new String[Integer.parseInt(key.substring(2, at))];
-    for (int i = 0; i < columns.length; i++) {
-      int next = key.indexOf('\0', at + 1);
-      columns[i] = key.substring(at + 1, next);
-      at = next;
-    }
-    String sql = key.substring(at + 1);
+  private static String clause(boolean scs, boolean quote, String[] columns, String sql) {
     // as pgjdbc prepares it (CachedQueryCreateAction): escapes processed, then parsed and split
     try {
       String processed = Parser.replaceProcessing(sql, true, scs);

@@ -29,10 +29,9 @@ import org.postgresql.jdbc.PreferQueryMode;
  * processing off, the caller's settings) then holds the results the caller sees.
  *
  * <p>Nothing is sent (the execution runs the long way) where the driver's query and parameters are
- * not at hand, a parameter is a stream, reader or LOB ({@link RecordedParameters#replayable}: the
- * render would read it), a parameter is unset (the driver's own error then), the driver's query is
- * several statements, or the rendered text holds a {@code ;} (a parameter's value, say) before its
- * end.
+ * not at hand, a parameter is a stream, reader or LOB ({@link CarriedCheck#replayable}: the render
+ * would read it), a parameter is unset (the driver's own error then), the driver's query is several
+ * statements, or the rendered text holds a {@code ;} (a parameter's value, say) before its end.
  */
 final class CarriedSimple {
   private static final @Nullable Field QUERY = field("preparedQuery");
@@ -42,19 +41,16 @@ final class CarriedSimple {
   private final Connection connection;
   private final CarriedCheck owner;
   private final PreparedStatement raw;
-  private final RecordedParameters params;
   private @Nullable Statement plain;
   // the driver's connection behind connection (null: none), unwrapped once: the statement's
   // physical connection does not change while it is open, and the carrier closes with it
   private @Nullable BaseConnection driver;
   private boolean unwrapped;
 
-  CarriedSimple(
-      Connection connection, CarriedCheck owner, PreparedStatement raw, RecordedParameters params) {
+  CarriedSimple(Connection connection, CarriedCheck owner, PreparedStatement raw) {
     this.connection = connection;
     this.owner = owner;
     this.raw = raw;
-    this.params = params;
   }
 
   /** Whether the driver's query and parameters can be read at all. */
@@ -158,7 +154,7 @@ final class CarriedSimple {
     Field p = PARAMETERS;
     BaseConnection driver = driver();
     // the render reads a stream parameter: a fallback after it would send the emptied stream
-    if (!params.replayable()
+    if (!owner.replayable()
         || q == null
         || p == null
         || driver == null

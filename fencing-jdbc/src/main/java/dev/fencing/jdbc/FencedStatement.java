@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -16,13 +17,15 @@ import org.postgresql.jdbc.PreferQueryMode;
  * A statement of a {@link FencedConnection}: hands every {@code execute*} (including batches) to
  * the connection with the SQL it will run; everything else goes straight to the driver.
  */
-final class FencedStatement implements InvocationHandler {
+final class FencedStatement
+    implements InvocationHandler, IntFunction<List<String>>, FencedConnection.JdbcCall {
   private final FencedConnection connection;
   private final Statement raw;
   // A prepared statement's SQL is classified once, not per execution.
   private final SqlClassifier.@Nullable Classification prepared;
   private final @Nullable String preparedSql;
-  private final List<String> batch = new ArrayList<>();
+  // a plain statement's batch (its SQL, in order); made at its first addBatch(sql)
+  private @Nullable List<String> batch;
   // A row of the prepared batch that no entity write announced (a bulk write of a per-row table).
   private boolean batchUnannounced;
 
@@ -30,6 +33,10 @@ final class FencedStatement implements InvocationHandler {
   private final @Nullable CarriedCheck carrier;
   // The caller holds the driver's statement: a batch may hold entries the proxy never saw.
   private boolean unwrapped;
+  // the execution under way, which call() makes on the driver's statement (this is its JdbcCall:
+  // none made per execution; a statement executes one thing at a time)
+  private @Nullable Method executing;
+  private Object @Nullable [] executingArgs;
 
   private FencedStatement(
       FencedConnection connection,
@@ -77,44 +84,41 @@ final class FencedStatement implements InvocationHandler {
           isBatch
               ? unwrapped && c == null
                   ? null
-                  : CarriedBatch.of(raw, name, args, batch, c != null && c.batchable())
+                  : CarriedBatch.of(raw, name, args, batchSql(), c != null && c.batchable())
               : c == null
                   ? CarriedStatement.of(raw, name, args)
-                  : c.canCarry(name, args) ? c.carrier(name, connection::checkTexts) : null;
+                  : c.canCarry(name, args) ? c.carrier(name, this) : null;
+      executing = method;
+      executingArgs = args;
       try {
         return FencedChild.fence(
             connection,
-            connection.execute(
-                kindOf(args, isBatch),
-                guards,
-                unannounced,
-                () -> {
-                  if (c != null) {
-                    c.executingRaw();
-                  }
-                  return Delegation.invoke(raw, method, args);
-                },
-                carried),
+            connection.execute(kindOf(args, isBatch), guards, unannounced, this, carried),
             self);
       } finally {
+        executing = null;
+        executingArgs = null;
         if (isBatch) {
-          batch.clear();
-          batchUnannounced = false;
+          clearBatch();
         }
       }
     }
     switch (name) {
       case "addBatch":
         if (args != null && args.length == 1 && args[0] instanceof String sql) {
-          batch.add(sql);
+          List<String> b = batch;
+          if (b == null) {
+            b = new ArrayList<>();
+            batch = b;
+          }
+          b.add(sql);
         } else if (preparedSql != null) {
           List<TableGuards.Guard> guards = connection.guards().targets(preparedSql);
           batchUnannounced |= !guards.isEmpty() && !TableGuards.announced(guards);
         }
         return Delegation.invoke(raw, method, args);
       case "clearBatch":
-        batch.clear();
-        batchUnannounced = false;
+        clearBatch();
         return Delegation.invoke(raw, method, args);
       case "getResultSet":
       case "getUpdateCount":
@@ -214,12 +218,53 @@ final class FencedStatement implements InvocationHandler {
         null);
   }
 
+  /**
+   * The execution under way, on the driver's statement (not carrying the check): what {@link
+   * FencedConnection#execute} calls when the fence has had its say.
+   */
+  @Override
+  public @Nullable Object call() throws Throwable {
+    Method m = executing;
+    if (m == null) {
+      throw new IllegalStateException("no execution under way");
+    }
+    CarriedCheck c = carrier;
+    if (c != null) {
+      c.executingRaw();
+    }
+    return Delegation.invoke(raw, m, executingArgs);
+  }
+
+  /** The plain statement's batch so far (empty if none). */
+  private List<String> batchSql() {
+    List<String> b = batch;
+    return b == null ? List.of() : b;
+  }
+
+  private void clearBatch() {
+    List<String> b = batch;
+    if (b != null) {
+      b.clear();
+    }
+    batchUnannounced = false;
+  }
+
+  /**
+   * Every text a prepared statement may carry the check of {@code tokens} tokens with now: the
+   * connection's ({@link FencedConnection#checkTexts}), for the carrier without a function made per
+   * execution.
+   */
+  @Override
+  public List<String> apply(int tokens) {
+    return connection.checkTexts(tokens);
+  }
+
   private String sqlOf(Object @Nullable [] args, boolean isBatch) {
     if (args != null && args.length > 0 && args[0] instanceof String sql) {
       return sql;
     }
     if (isBatch && preparedSql == null) {
-      return String.join(";\n", batch);
+      return String.join(";\n", batchSql());
     }
     return preparedSql != null ? preparedSql : "";
   }
@@ -229,7 +274,7 @@ final class FencedStatement implements InvocationHandler {
       return SqlClassifier.classify(sql);
     }
     if (isBatch && prepared == null) {
-      return SqlClassifier.classify(String.join(";\n", batch));
+      return SqlClassifier.classify(String.join(";\n", batchSql()));
     }
     // A prepared statement whose SQL we somehow lack is treated as a write.
     return prepared != null ? prepared : FencedConnection.WRITE;

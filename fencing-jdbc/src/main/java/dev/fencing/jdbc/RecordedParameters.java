@@ -31,16 +31,12 @@ import org.postgresql.util.PGobject;
 final class RecordedParameters {
   // PostgreSQL's limit on a statement's parameters
   private static final int MAX_INDEX = 65535;
+  // the slots first made: parameters 1 to 5 (a typical statement's) without growing
+  private static final int INITIAL_SLOTS = 12;
 
   // how a method is replayed, NONE if its first parameter is not an int (not a parameter's
   // setter): getParameterTypes() copies its array per call, so it is asked once per method
   private static final Map<Method, Setter> SETTERS = new ConcurrentHashMap<>();
-
-  /**
-   * A setter call to replay: {@code setter} with {@code args} (the index first); {@code direct} the
-   * same setter called without reflection, for the common ones.
-   */
-  private record Param(Method setter, Object[] args, Setter direct) {}
 
   /**
    * The setters applications (and Hibernate) call most, replayed by a direct call of the same
@@ -76,8 +72,11 @@ final class RecordedParameters {
     }
   }
 
-  // by parameter index (1-based; 0 unused), grown as needed: no boxing, no map entry per setter
-  private Param @Nullable [] params;
+  // by parameter index (1-based; 0 unused), two slots each, grown as needed: at 2 * index the
+  // setter (a Method), at 2 * index + 1 its arguments (the index first). No object per setter call,
+  // no boxing, no map entry: the proxy's own argument array is kept as it is unless an element must
+  // be copied, and the replay looks the setter's kind up again (SETTERS) when it happens.
+  private @Nullable Object @Nullable [] calls;
   private int count;
   private boolean replayable = true;
 
@@ -112,7 +111,7 @@ final class RecordedParameters {
         kept[i] = copy;
       }
     }
-    put(index, new Param(method, kept, setter));
+    put(index, method, kept);
   }
 
   // what snapshot returns for a value it cannot keep as it is now
@@ -216,29 +215,33 @@ final class RecordedParameters {
     return UNREPLAYABLE;
   }
 
-  private void put(int index, Param p) {
+  private void put(int index, Method setter, Object[] args) {
     if (index < 0 || index > MAX_INDEX) {
       replayable = false; // no such parameter in PostgreSQL (the driver accepted it anyway)
       return;
     }
-    Param[] all = params;
-    if (all == null || index >= all.length) {
-      Param[] grown = new Param[Math.max(index + 1, all == null ? 8 : 2 * all.length)];
+    int slot = 2 * index;
+    @Nullable Object[] all = calls;
+    if (all == null || slot + 1 >= all.length) {
+      @Nullable Object[] grown =
+          new Object[Math.max(slot + 2, all == null ? INITIAL_SLOTS : 2 * all.length)];
       if (all != null) {
         System.arraycopy(all, 0, grown, 0, all.length);
       }
-      params = all = grown;
+      calls = all = grown;
     }
-    if (all[index] == null) {
+    if (all[slot] == null) {
       count++;
     }
-    all[index] = p;
+    all[slot] = setter;
+    all[slot + 1] = args;
   }
 
   /** As the driver's {@code clearParameters}. */
   void clear() {
-    if (count > 0) {
-      Arrays.fill(params, null);
+    @Nullable Object[] all = calls;
+    if (count > 0 && all != null) {
+      Arrays.fill(all, null);
       count = 0;
     }
     replayable = true;
@@ -251,24 +254,23 @@ final class RecordedParameters {
 
   /** Sets the recorded parameters on {@code c}, each {@code shift} places on. */
   void replay(PreparedStatement c, int shift) throws SQLException {
-    Param[] all = params;
+    @Nullable Object[] all = calls;
     if (all == null) {
       return;
     }
-    for (int index = 0; index < all.length; index++) {
-      Param p = all[index];
-      if (p == null) {
+    for (int slot = 0; slot + 1 < all.length; slot += 2) {
+      if (!(all[slot] instanceof Method setter) || !(all[slot + 1] instanceof Object[] recorded)) {
         continue;
       }
-      Object[] recorded = p.args();
-      int at = index + shift;
-      switch (p.direct()) {
+      int at = slot / 2 + shift;
+      switch (SETTERS.computeIfAbsent(setter, Setter::of)) {
         case INT -> c.setInt(at, (Integer) recorded[1]);
         case LONG -> c.setLong(at, (Long) recorded[1]);
         case STRING -> c.setString(at, (String) recorded[1]);
         case OBJECT -> c.setObject(at, recorded[1]);
         case NULL -> c.setNull(at, (Integer) recorded[1]);
-        case REFLECTIVE -> reflectively(c, p.setter(), recorded, at);
+        case REFLECTIVE -> reflectively(c, setter, recorded, at);
+        case NONE -> {} // never recorded
       }
     }
   }

@@ -3,11 +3,8 @@ package dev.fencing.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
@@ -24,11 +21,17 @@ final class TransactionChecks {
 
   private final Connection raw;
   private final TokenChecker checker;
+  // Up to this many tokens the sets below are lists searched in order (a transaction binds one or
+  // a few: no hash table, no entry object per token); past it, hash sets index them too.
+  private static final int LINEAR = 8;
   // Tokens checked in the current transaction; cleared whenever the transaction (or the savepoint
   // that may hold the check) could have ended.
-  private final Set<FencingToken> checked = new HashSet<>();
-  // Tokens bound at any execution of the current transaction: its commit checks them.
-  private final Map<FencingToken, FencingContext.Binding> written = new LinkedHashMap<>();
+  private final List<FencingToken> checked = new ArrayList<>(2);
+  private @Nullable Set<FencingToken> checkedIndex;
+  // Bindings of the tokens bound at any execution of the current transaction, each token once, in
+  // the order first bound: its commit checks them.
+  private final List<FencingContext.Binding> written = new ArrayList<>(2);
+  private @Nullable Set<FencingToken> writtenIndex;
   private @Nullable BaseConnection base;
 
   TransactionChecks(Connection raw, TokenChecker checker) {
@@ -38,20 +41,79 @@ final class TransactionChecks {
 
   /** Adds the tokens bound now to those the open transaction's commit checks. */
   void remember(FencingContext context) {
-    for (FencingContext.Binding b : context.bindings()) {
-      written.putIfAbsent(b.token(), b);
+    List<FencingContext.Binding> bindings = context.bindings();
+    for (int i = 0; i < bindings.size(); i++) { // per execution: no iterator
+      FencingContext.Binding b = bindings.get(i);
+      if (!isWritten(b.token())) {
+        written.add(b);
+        Set<FencingToken> index = writtenIndex;
+        if (index != null) {
+          index.add(b.token());
+        } else if (written.size() > LINEAR) {
+          index = new HashSet<>();
+          for (int j = 0; j < written.size(); j++) {
+            index.add(written.get(j).token());
+          }
+          writtenIndex = index;
+        }
+      }
+    }
+  }
+
+  private boolean isWritten(FencingToken token) {
+    Set<FencingToken> index = writtenIndex;
+    if (index != null) {
+      return index.contains(token);
+    }
+    for (int i = 0; i < written.size(); i++) {
+      if (written.get(i).token().equals(token)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private boolean isChecked(FencingToken token) {
+    Set<FencingToken> index = checkedIndex;
+    if (index != null) {
+      return index.contains(token);
+    }
+    for (int i = 0; i < checked.size(); i++) {
+      if (checked.get(i).equals(token)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The tokens of {@code bindings} are checked in the open transaction. */
+  private void markChecked(List<FencingContext.Binding> bindings) {
+    for (int i = 0; i < bindings.size(); i++) {
+      FencingToken token = bindings.get(i).token();
+      if (isChecked(token)) {
+        continue;
+      }
+      checked.add(token);
+      Set<FencingToken> index = checkedIndex;
+      if (index != null) {
+        index.add(token);
+      } else if (checked.size() > LINEAR) {
+        checkedIndex = new HashSet<>(checked);
+      }
     }
   }
 
   /** The transaction (or the savepoint that may hold a check) may have ended: check again. */
   void forgetChecks() {
     checked.clear();
+    checkedIndex = null;
   }
 
   /** The transaction ended: nothing checked, nothing to check. */
   void endTransaction() {
-    checked.clear();
+    forgetChecks();
     written.clear();
+    writtenIndex = null;
   }
 
   /** Before a plain execution of {@code kind}: the check of a write, or of a COMMIT in SQL. */
@@ -60,9 +122,9 @@ final class TransactionChecks {
       ensureChecked(context);
     } else if (kind.endsTransaction()) {
       // COMMIT in SQL text: whatever the transaction wrote is checked before it commits
-      List<FencingContext.Binding> unchecked = unchecked(written.values());
+      List<FencingContext.Binding> unchecked = unchecked(written);
       if (!unchecked.isEmpty() && checker.checkIfWritten(raw, unchecked)) {
-        unchecked.forEach(b -> checked.add(b.token()));
+        markChecked(unchecked);
       }
     }
   }
@@ -82,7 +144,7 @@ final class TransactionChecks {
   /** As {@link #commit()}, leaving the bookkeeping to the caller. */
   void commitChecked() throws SQLException {
     remember(checker.bound());
-    List<FencingContext.Binding> unchecked = unchecked(written.values());
+    List<FencingContext.Binding> unchecked = unchecked(written);
     if (unchecked.isEmpty() || raw.getAutoCommit() || !transactionOpen()) {
       raw.commit(); // nothing to check, or the driver's own answer (no transaction, a failed one)
       return;
@@ -138,14 +200,19 @@ final class TransactionChecks {
     return driver;
   }
 
-  private List<FencingContext.Binding> unchecked(Collection<FencingContext.Binding> bindings) {
-    List<FencingContext.Binding> unchecked = new ArrayList<>(bindings.size());
-    for (FencingContext.Binding b : bindings) {
-      if (!checked.contains(b.token())) {
+  /** The bindings whose tokens are not checked: a new list, or an empty one of no one's. */
+  private List<FencingContext.Binding> unchecked(List<FencingContext.Binding> bindings) {
+    List<FencingContext.Binding> unchecked = null;
+    for (int i = 0; i < bindings.size(); i++) {
+      FencingContext.Binding b = bindings.get(i);
+      if (!isChecked(b.token())) {
+        if (unchecked == null) {
+          unchecked = new ArrayList<>(bindings.size() - i);
+        }
         unchecked.add(b);
       }
     }
-    return unchecked;
+    return unchecked == null ? List.of() : unchecked;
   }
 
   /**
@@ -173,13 +240,13 @@ final class TransactionChecks {
       carried = carrier.call(arguments);
     } catch (SQLException e) {
       // as a plain run: the check or the statement failed; either way nothing of it stays checked
-      checked.clear();
+      forgetChecks();
       throw checker.carriedFailed(raw, e, unchecked);
     }
     if (carried == null) {
       return NOT_CARRIED;
     }
-    unchecked.forEach(b -> checked.add(b.token()));
+    markChecked(unchecked);
     checker.carried(unchecked.size(), carried.advanced(), System.nanoTime() - start);
     return carried.result();
   }
@@ -210,14 +277,19 @@ final class TransactionChecks {
    * The bindings of {@code context} the open transaction has not checked (or whose lease is lost).
    */
   private List<FencingContext.Binding> toCheck(FencingContext context) {
-    List<FencingContext.Binding> unchecked = new ArrayList<>(context.bindings().size());
-    for (FencingContext.Binding b : context.bindings()) {
+    List<FencingContext.Binding> bindings = context.bindings();
+    List<FencingContext.Binding> unchecked = null; // none made for a transaction's later writes
+    for (int i = 0; i < bindings.size(); i++) {
+      FencingContext.Binding b = bindings.get(i);
       Lease lease = b.lease();
-      if (!checked.contains(b.token()) || (lease != null && lease.isLost())) {
+      if (!isChecked(b.token()) || (lease != null && lease.isLost())) {
+        if (unchecked == null) {
+          unchecked = new ArrayList<>(bindings.size() - i);
+        }
         unchecked.add(b);
       }
     }
-    return unchecked;
+    return unchecked == null ? List.of() : unchecked;
   }
 
   /** Checks the tokens of {@code context} the transaction has not checked; refuses none bound. */
@@ -240,7 +312,7 @@ final class TransactionChecks {
       return;
     }
     checker.check(raw, unchecked);
-    unchecked.forEach(b -> checked.add(b.token()));
+    markChecked(unchecked);
   }
 
   /**

@@ -71,6 +71,35 @@ class CarriedKeysMemoTest {
     }
   }
 
+  /**
+   * The memo keeps at most {@link SqlClassifier#MEMO_ENTRIES} texts in all, as one memo of
+   * (columns, settings, text) did: not that many per column set and setting. Each text it gives is
+   * still pgjdbc's own, whatever was forgotten.
+   */
+  @Test
+  void theTextsKeptAreBoundedOverAllColumnSets() throws SQLException {
+    String[][] columnSets = {{"id"}, {"v"}, {"id", "v"}};
+    try (Connection c = db.dataSource().getConnection()) {
+      for (String[] columns : columnSets) {
+        for (int i = 0; i < SqlClassifier.MEMO_ENTRIES; i++) {
+          String sql = "INSERT INTO km_bound_" + i + " (v) VALUES (?)";
+          assertThat(CarriedKeys.appended(c, sql, columns))
+              .isEqualTo(sql + "\nRETURNING " + String.join(", ", quoted(columns)));
+          assertThat(CarriedKeys.kept())
+              .as("texts kept after %s of %s", i + 1, List.of(columns))
+              .isLessThanOrEqualTo(SqlClassifier.MEMO_ENTRIES);
+        }
+      }
+      String sql = "INSERT INTO km_bound_0 (v) VALUES (?)";
+      assertThat(CarriedKeys.appended(c, sql, new String[] {"id"}))
+          .isEqualTo(sql + "\nRETURNING \"id\"");
+    }
+  }
+
+  private static List<String> quoted(String[] columns) {
+    return java.util.Arrays.stream(columns).map(n -> "\"" + n + "\"").toList();
+  }
+
   private static int indexOf(List<String> sent, String text) {
     for (int i = 0; i < sent.size(); i++) {
       if (sent.get(i).contains(text)) {
