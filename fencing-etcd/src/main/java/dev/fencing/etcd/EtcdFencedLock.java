@@ -135,7 +135,11 @@ public final class EtcdFencedLock implements FencedLock {
    * lock service, not contention) after revoking the lease, which deletes its key: nothing is held
    * and the lock object can acquire again.
    *
+   * <p>A holding whose lease is lost (not {@link #isHeld()}, or refused by etcd when asked with one
+   * keep-alive here) does not count as held: it is revoked and a new acquisition starts.
+   *
    * @throws FencedLockException if etcd failed or the lease was lost while acquiring; not held
+   * @throws IllegalStateException if held (its lease alive as far as etcd said) or closed
    */
   @Override
   public Optional<FencingToken> tryAcquire(Duration wait) throws InterruptedException {
@@ -149,8 +153,12 @@ public final class EtcdFencedLock implements FencedLock {
       }
       LeaseHolding current = holding;
       if (current != null) {
-        throw new IllegalStateException(
-            "lock on " + resource + " is already held with token " + current.token);
+        if (stillAlive(current)) {
+          throw new IllegalStateException(
+              "lock on " + resource + " is already held with token " + current.token);
+        }
+        holding = null; // lost: not held; whatever etcd still keeps of it goes
+        current.end(client, requestTimeout);
       }
       long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
       LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
@@ -204,6 +212,23 @@ public final class EtcdFencedLock implements FencedLock {
         acquiring = null;
       }
     }
+  }
+
+  /**
+   * Whether a holding is still alive, as far as etcd says now: one keep-alive is sent (bounded by
+   * the request timeout; unanswered, the holding counts as alive), so that a lease etcd ended
+   * (revoked, expired) does not make the lock "already held".
+   */
+  private boolean stillAlive(LeaseHolding h) throws InterruptedException {
+    if (!h.alive()) {
+      return false;
+    }
+    try {
+      h.renew().get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // renew() completes normally; unanswered in time: the lease stays as last confirmed
+    }
+    return h.alive();
   }
 
   /**
