@@ -3,14 +3,8 @@ package dev.fencing.etcd;
 import dev.fencing.jdbc.FencedLock;
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.lock.LockResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -160,57 +154,18 @@ public final class EtcdFencedLock implements FencedLock {
         holding = null; // lost: not held; whatever etcd still keeps of it goes
         current.end(client, requestTimeout);
       }
-      long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
-      LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
-      LeaseHolding h =
-          new LeaseHolding(
-              client,
-              nanoTime,
-              grant.getID(),
-              TimeUnit.SECONDS.toNanos(grant.getTTL()),
-              sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
-      long leaseId = h.leaseId;
-      h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
-      acquiring = h;
-      try {
-        CompletableFuture<LockResponse> locking =
-            client.getLockClient().lock(bytes(lockName), leaseId);
-        try {
-          // the wait ends early if the lease is lost meanwhile: it could never be held
-          CompletableFuture.anyOf(locking, h.lostOrEnded())
-              .get(saturatedNanos(wait), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-          h.end(client, requestTimeout);
-          return Optional.empty();
-        } catch (ExecutionException e) {
-          throw new FencedLockException(
-              "could not acquire the etcd lock " + lockName + " for " + resource, e.getCause());
-        }
-        requireAlive(h);
-        ByteSequence key = locking.join().getKey();
-        List<KeyValue> kvs = call("read the lock key back", client.getKVClient().get(key)).getKvs();
-        if (kvs.isEmpty() || kvs.get(0).getLease() != leaseId) {
-          throw new FencedLockException(
-              "lock key "
-                  + key.toString(StandardCharsets.UTF_8)
-                  + " is gone right after acquisition: lease "
-                  + Long.toHexString(leaseId)
-                  + " ended; not held");
-        }
-        requireAlive(h); // the lock call or the read-back may have outlasted the lease
-        h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
-        holding = h;
-        return Optional.of(h.token);
-      } catch (InterruptedException | RuntimeException e) {
-        try {
-          h.end(client, requestTimeout);
-        } catch (RuntimeException again) {
-          e.addSuppressed(again);
-        }
-        throw e;
-      } finally {
-        acquiring = null;
-      }
+      Optional<LeaseHolding> acquired =
+          new Acquisition(
+                  client,
+                  resource,
+                  lockName,
+                  ttlSeconds,
+                  requestTimeout,
+                  nanoTime,
+                  saturatedNanos(wait))
+              .run(h -> acquiring = h);
+      holding = acquired.orElse(null);
+      return acquired.map(h -> Objects.requireNonNull(h.token));
     }
   }
 
@@ -229,25 +184,6 @@ public final class EtcdFencedLock implements FencedLock {
       // renew() completes normally; unanswered in time: the lease stays as last confirmed
     }
     return h.alive();
-  }
-
-  /**
-   * Refuses to report as acquired a lease that is no longer known alive: etcd refused a keep-alive,
-   * one went unanswered for a whole TTL, or none was confirmed for a whole TTL (etcd may have
-   * expired it and deleted the key). The caller revokes it.
-   */
-  private void requireAlive(LeaseHolding h) {
-    if (!h.alive()) {
-      throw new FencedLockException(
-          "lease "
-              + Long.toHexString(h.leaseId)
-              + " of the etcd lock "
-              + lockName
-              + " for "
-              + resource
-              + " was lost while acquiring (a keep-alive refused, or none confirmed for a whole"
-              + " TTL); not held");
-    }
   }
 
   @Override
@@ -328,23 +264,6 @@ public final class EtcdFencedLock implements FencedLock {
         + lockName
         + (h == null ? ", not held" : ", token " + Objects.requireNonNull(h.token).value())
         + "]";
-  }
-
-  private <T> T call(String what, CompletableFuture<T> future) throws InterruptedException {
-    try {
-      return future.get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      throw new FencedLockException(
-          "could not " + what + " for the etcd lock " + lockName, e.getCause());
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      throw new FencedLockException(
-          "etcd did not answer within " + requestTimeout + " to " + what + " for " + lockName, e);
-    }
-  }
-
-  private static ByteSequence bytes(String s) {
-    return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
 
   private static long saturatedNanos(Duration d) {

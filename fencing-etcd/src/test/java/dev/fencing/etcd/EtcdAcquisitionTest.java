@@ -3,19 +3,29 @@ package dev.fencing.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.testing.EtcdServer;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,6 +94,59 @@ class EtcdAcquisitionTest {
         .getKvs();
   }
 
+  /** Whether etcd still knows the lease (a revoked or expired one has a TTL of -1). */
+  private static boolean leaseExists(Client client, long leaseId) throws Exception {
+    return client
+            .getLeaseClient()
+            .timeToLive(leaseId, LeaseOption.DEFAULT)
+            .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
+            .getTTL()
+        > 0;
+  }
+
+  /**
+   * An acquisition that timed out while its revoke could not reach etcd (dropped by an interceptor
+   * while {@code dropRevokes} is set) leaves its waiting key behind, attached to a lease with an
+   * hour to live. Once the holder lets go, etcd's lock call completes for that key: the given-up
+   * attempt must then revoke its lease, so that the key holds nothing and a third client acquires
+   * at once (with the old code it waited for the hour).
+   */
+  @Test
+  void aGivenUpAcquisitionWhoseRevokeFailedRevokesOnceItsLockCallCompletes() throws Exception {
+    AtomicBoolean dropRevokes = new AtomicBoolean();
+    Client clientA = client();
+    Client clientB = client(dropRevokes(dropRevokes));
+    try (EtcdFencedLock lockA = lock(clientA).build();
+        EtcdFencedLock lockB = lock(clientB).build();
+        EtcdFencedLock lockC = lock(client()).build()) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      long leaseA = lockA.leaseId().orElseThrow();
+      dropRevokes.set(true);
+      assertThatThrownBy(() -> lockB.tryAcquire(SHORT))
+          .isInstanceOf(FencedLockException.class)
+          .hasMessageContaining("could not revoke");
+      dropRevokes.set(false);
+      assertThat(lockB.isHeld()).isFalse();
+      List<KeyValue> waiting = keys(clientA, lockA);
+      assertThat(waiting).as("A's key and B's, whose revoke was dropped").hasSize(2);
+      long leaseB =
+          waiting.stream()
+              .mapToLong(KeyValue::getLease)
+              .filter(l -> l != leaseA)
+              .findFirst()
+              .orElseThrow();
+
+      lockA.release();
+      FencingToken tokenC = lockC.acquire(PATIENCE);
+      assertThat(tokenC.value()).isGreaterThan(tokenA.value());
+      assertThat(keys(clientA, lockA))
+          .as("C's key only")
+          .singleElement()
+          .satisfies(kv -> assertThat(kv.getLease()).isEqualTo(lockC.leaseId().orElseThrow()));
+      assertThat(leaseExists(clientA, leaseB)).as("B's lease revoked").isFalse();
+    }
+  }
+
   /**
    * A holding etcd ended (its lease revoked by another client) does not make the next acquisition
    * on the same lock object fail as "already held": the acquisition asks etcd first, finds the
@@ -126,5 +189,40 @@ class EtcdAcquisitionTest {
       assertThat(lock.isHeld()).isTrue();
       assertThat(keys(other, lock)).hasSize(1);
     }
+  }
+
+  /**
+   * Fails LeaseRevoke calls started while {@code drop} is set, before they reach etcd (a status
+   * jetcd does not retry).
+   */
+  private static ClientInterceptor dropRevokes(AtomicBoolean drop) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        if (!method.getFullMethodName().endsWith("/LeaseRevoke") || !drop.get()) {
+          return next.newCall(method, options);
+        }
+        return new ClientCall<>() {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            listener.onClose(
+                Status.FAILED_PRECONDITION.withDescription("test: revoke dropped"), new Metadata());
+          }
+
+          @Override
+          public void request(int n) {}
+
+          @Override
+          public void cancel(@Nullable String message, @Nullable Throwable cause) {}
+
+          @Override
+          public void halfClose() {}
+
+          @Override
+          public void sendMessage(Q message) {}
+        };
+      }
+    };
   }
 }
