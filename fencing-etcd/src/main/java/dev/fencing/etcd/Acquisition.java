@@ -5,6 +5,7 @@ import dev.fencing.jdbc.FencingToken;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lock.LockResponse;
 import java.nio.charset.StandardCharsets;
@@ -23,13 +24,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One call of {@link EtcdFencedLock#tryAcquire}: the lease it grants, the lock call, the key read
- * back; and, when it gives up, nothing of it left holding the lock. jetcd's futures cannot stop
- * their requests (cancelling one only drops its reply), so a lock call given up on still completes
- * in etcd once the earlier holders let go: its lease, revoked at once, takes the key with it; a
- * revoke etcd did not confirm is sent again, and the key deleted, when the lock call completes.
+ * back, all before one deadline (real time); and, when it gives up, nothing of it left holding the
+ * lock. jetcd's futures cannot stop their requests (cancelling one only drops its reply), so a lock
+ * call given up on still completes in etcd once the earlier holders let go: its lease, revoked at
+ * once, takes the key with it; a revoke etcd did not confirm is sent again, and the key deleted,
+ * when the lock call completes. A grant answered too late is revoked when the answer comes.
  */
 final class Acquisition {
   private static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
+  private static final long LONGEST_WAIT = Long.MAX_VALUE / 4; // nanos: no overflow of the deadline
 
   private final Client client;
   private final String resource;
@@ -37,7 +40,7 @@ final class Acquisition {
   private final long ttlSeconds;
   private final Duration requestTimeout;
   private final LongSupplier nanoTime;
-  private final long waitNanos; // for the lock call
+  private final long deadline; // System.nanoTime()
 
   Acquisition(
       Client client,
@@ -53,20 +56,33 @@ final class Acquisition {
     this.ttlSeconds = ttlSeconds;
     this.requestTimeout = requestTimeout;
     this.nanoTime = nanoTime;
-    this.waitNanos = waitNanos;
+    this.deadline = System.nanoTime() + Math.min(waitNanos, LONGEST_WAIT);
   }
 
   /**
-   * The holding, with its token; empty if the lock was not free within the wait (its lease then
-   * revoked, etcd has confirmed it). {@code waiting} is told of the holding while the lock call is
-   * waited for.
+   * The holding, with its token; empty if the deadline passed first (its lease then revoked, etcd
+   * has confirmed it). {@code waiting} is told of the holding while the lock call is waited for.
    *
    * @throws FencedLockException if etcd failed, or the lease was lost while acquiring; its lease
    *     revoked (or, if etcd did not confirm that, revoked when the lock call completes)
    */
   Optional<LeaseHolding> run(Consumer<@Nullable LeaseHolding> waiting) throws InterruptedException {
+    if (remaining() <= 0) {
+      return Optional.empty(); // nothing to wait for: no lease granted only to be revoked
+    }
     long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
-    LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
+    CompletableFuture<LeaseGrantResponse> granting = client.getLeaseClient().grant(ttlSeconds);
+    LeaseGrantResponse grant;
+    try {
+      grant = await("grant a lease", granting);
+    } catch (InterruptedException | RuntimeException e) {
+      granting.thenAccept(g -> revokeLater(g.getID(), null));
+      throw e;
+    }
+    if (grant == null) {
+      granting.thenAccept(g -> revokeLater(g.getID(), null));
+      return Optional.empty();
+    }
     long ttlNanos = TimeUnit.SECONDS.toNanos(grant.getTTL());
     LeaseHolding h = new LeaseHolding(client, nanoTime, grant.getID(), ttlNanos, sentAt + ttlNanos);
     h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
@@ -91,12 +107,12 @@ final class Acquisition {
     return Optional.empty();
   }
 
-  /** Waits for the lock and reads its key back; false if it was not free within the wait. */
+  /** Waits for the lock and reads its key back; false if the deadline passed first. */
   private boolean hold(LeaseHolding h, CompletableFuture<LockResponse> locking)
       throws InterruptedException {
     try {
       // the wait ends early if the lease is lost meanwhile: it could never be held
-      CompletableFuture.anyOf(locking, h.lostOrEnded()).get(waitNanos, TimeUnit.NANOSECONDS);
+      CompletableFuture.anyOf(locking, h.lostOrEnded()).get(remaining(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       return false;
     } catch (ExecutionException e) {
@@ -105,7 +121,11 @@ final class Acquisition {
     }
     requireAlive(h);
     ByteSequence key = locking.join().getKey();
-    List<KeyValue> kvs = call("read the lock key back", client.getKVClient().get(key)).getKvs();
+    GetResponse read = await("read the lock key back", client.getKVClient().get(key));
+    if (read == null) {
+      return false;
+    }
+    List<KeyValue> kvs = read.getKvs();
     if (kvs.isEmpty() || kvs.get(0).getLease() != h.leaseId) {
       throw new FencedLockException(
           "lock key "
@@ -189,17 +209,30 @@ final class Acquisition {
             });
   }
 
-  private <T> T call(String what, CompletableFuture<T> future) throws InterruptedException {
+  /**
+   * The future's value, waited for until the deadline or the request timeout, whichever comes
+   * first; null if the deadline came first.
+   */
+  private <T> @Nullable T await(String what, CompletableFuture<T> future)
+      throws InterruptedException {
+    long remaining = remaining();
+    long bound = Math.min(remaining, requestTimeout.toNanos());
     try {
-      return future.get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      return future.get(Math.max(bound, 0), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       throw new FencedLockException(
           "could not " + what + " for the etcd lock " + lockName, e.getCause());
     } catch (TimeoutException e) {
-      future.cancel(true);
+      if (remaining <= requestTimeout.toNanos()) {
+        return null;
+      }
       throw new FencedLockException(
           "etcd did not answer within " + requestTimeout + " to " + what + " for " + lockName, e);
     }
+  }
+
+  private long remaining() {
+    return deadline - System.nanoTime();
   }
 
   private static ByteSequence bytes(String s) {

@@ -118,9 +118,17 @@ public final class EtcdFencedLock implements FencedLock {
   /**
    * {@inheritDoc}
    *
-   * <p>{@code wait} bounds the whole acquisition, round trips to etcd included (a wait of zero
-   * acquires nothing); granting the lease and reading the key back are bounded by the builder's
-   * request timeout.
+   * <p>{@code wait} is a deadline (real time) for the whole acquisition: granting the lease,
+   * waiting for the lock, reading the key back. The grant and the read-back are also bounded by the
+   * builder's request timeout: if it runs out first, {@link FencedLockException}; if the deadline
+   * does, empty. A wait of zero sends nothing to etcd and acquires nothing. Outside the deadline:
+   * the revoke of an acquisition that gives up, waited for (at most the request timeout) so that
+   * when this returns etcd has confirmed that nothing of it is left; unconfirmed, this throws
+   * {@link FencedLockException} and the revoke is sent again (the key deleted) when etcd's lock
+   * call for it completes. A grant answered after the deadline is revoked when its answer comes.
+   *
+   * <p>A holding whose lease is lost (not {@link #isHeld()}, or refused by etcd when asked with one
+   * keep-alive here) does not count as held: it is revoked and a new acquisition starts.
    *
    * <p>A token is only returned for a lease still known alive when the key was read back (the same
    * test as {@link #isHeld()}): a lease lost while waiting (a keep-alive refused, or unanswered for
@@ -128,9 +136,6 @@ public final class EtcdFencedLock implements FencedLock {
    * unconfirmed is not reported either. Both throw {@link FencedLockException} (a failure of the
    * lock service, not contention) after revoking the lease, which deletes its key: nothing is held
    * and the lock object can acquire again.
-   *
-   * <p>A holding whose lease is lost (not {@link #isHeld()}, or refused by etcd when asked with one
-   * keep-alive here) does not count as held: it is revoked and a new acquisition starts.
    *
    * @throws FencedLockException if etcd failed or the lease was lost while acquiring; not held
    * @throws IllegalStateException if held (its lease alive as far as etcd said) or closed

@@ -2,6 +2,7 @@ package dev.fencing.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
@@ -15,6 +16,8 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -22,9 +25,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -148,6 +154,85 @@ class EtcdAcquisitionTest {
   }
 
   /**
+   * A wait of zero is a deadline already passed: nothing is sent to etcd (no lease to grant and
+   * revoke), nothing is acquired, whether the lock is free or not.
+   */
+  @Test
+  void aWaitOfZeroSendsNothingToEtcd() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    Client counted = client(countCalls(calls));
+    try (EtcdFencedLock lock = lock(counted).build()) {
+      assertThat(lock.tryAcquire(Duration.ZERO)).isEmpty();
+      assertThat(calls).as("requests sent to etcd").hasValue(0);
+      assertThat(lock.isHeld()).isFalse();
+      assertThat(keys(client(), lock)).isEmpty();
+    }
+  }
+
+  /**
+   * The wait bounds the lease's grant too: a grant etcd has not answered by the deadline ends the
+   * acquisition as not acquired in time, however long the request timeout (here an hour; the old
+   * code waited for it). The grant's reply is held back until the test lets it through; the lease
+   * it names is then revoked, not left to its TTL of an hour.
+   */
+  @Test
+  void theWaitBoundsTheGrantAndALateGrantIsRevoked() throws Exception {
+    HeldReplies held = new HeldReplies("/LeaseGrant");
+    Client client = client(held);
+    Client other = client();
+    EtcdFencedLock lock = lock(client).requestTimeout(Duration.ofMinutes(1)).build();
+    CompletableFuture<Optional<FencingToken>> acquiring =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return lock.tryAcquire(SHORT);
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    assertThat(acquiring.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .as("not acquired in time")
+        .isEmpty();
+    assertThat(lock.isHeld()).isFalse();
+    long leaseId = ((io.etcd.jetcd.api.LeaseGrantResponse) held.letThrough()).getID();
+    await().atMost(PATIENCE).until(() -> !leaseExists(other, leaseId));
+    assertThat(keys(other, lock)).isEmpty();
+    lock.close();
+  }
+
+  /**
+   * The wait bounds the read-back of the lock key too: with the lock free and taken, a read-back
+   * etcd has not answered by the deadline ends the acquisition as not acquired in time (the old
+   * code waited for the request timeout, here a minute), its lease revoked with the key it held.
+   * The read-back's reply is held back until the deadline has passed (the acquisition returned).
+   */
+  @Test
+  void theWaitBoundsTheReadBack() throws Exception {
+    HeldReplies held = new HeldReplies("/Range");
+    Client client = client(held);
+    Client other = client();
+    EtcdFencedLock lock = lock(client).requestTimeout(Duration.ofMinutes(1)).build();
+    CompletableFuture<Optional<FencingToken>> acquiring =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return lock.tryAcquire(Duration.ofSeconds(5));
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    assertThat(acquiring.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .as("not acquired in time")
+        .isEmpty();
+    assertThat(lock.isHeld()).isFalse();
+    assertThat(keys(other, lock)).as("the lease was revoked with its key").isEmpty();
+    if (held.started()) { // the lock came within the wait (grant and lock call took under 5 s)
+      held.letThrough();
+    }
+    lock.close();
+  }
+
+  /**
    * A holding etcd ended (its lease revoked by another client) does not make the next acquisition
    * on the same lock object fail as "already held": the acquisition asks etcd first, finds the
    * lease gone, and acquires with a new lease and a greater token.
@@ -191,6 +276,18 @@ class EtcdAcquisitionTest {
     }
   }
 
+  /** Counts every call started on the client. */
+  private static ClientInterceptor countCalls(AtomicInteger calls) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        calls.incrementAndGet();
+        return next.newCall(method, options);
+      }
+    };
+  }
+
   /**
    * Fails LeaseRevoke calls started while {@code drop} is set, before they reach etcd (a status
    * jetcd does not retry).
@@ -224,5 +321,68 @@ class EtcdAcquisitionTest {
         };
       }
     };
+  }
+
+  /**
+   * Holds back the reply (and the end) of the first call to the method ending in {@code suffix}
+   * until {@link #letThrough()}: etcd has received and applied the request.
+   */
+  private static final class HeldReplies implements ClientInterceptor {
+    private final String suffix;
+    private final AtomicBoolean first = new AtomicBoolean(true);
+    private final CompletableFuture<Object> message = new CompletableFuture<>();
+    private final CompletableFuture<Runnable> end = new CompletableFuture<>();
+
+    HeldReplies(String suffix) {
+      this.suffix = suffix;
+    }
+
+    /** Whether the call whose reply is held back was started. */
+    boolean started() {
+      return !first.get();
+    }
+
+    /** Delivers the held reply, and returns it. */
+    Object letThrough() throws Exception {
+      Object reply = message.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      end.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).run();
+      return reply;
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> interceptCall(
+        MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+      ClientCall<Q, R> call = next.newCall(method, options);
+      if (!method.getFullMethodName().endsWith(suffix) || !first.compareAndSet(true, false)) {
+        return call;
+      }
+      AtomicReference<@Nullable R> reply = new AtomicReference<>();
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+          super.start(
+              new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                @Override
+                public void onMessage(R m) {
+                  reply.set(m);
+                  message.complete(m);
+                }
+
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                  end.complete(
+                      () -> {
+                        R m = reply.get();
+                        if (m != null) {
+                          listener.onMessage(m);
+                        }
+                        listener.onClose(status, trailers);
+                      });
+                }
+              },
+              headers);
+        }
+      };
+    }
   }
 }
