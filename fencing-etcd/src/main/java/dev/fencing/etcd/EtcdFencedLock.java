@@ -62,8 +62,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each acquisition gets its own lease, revoked by {@link #release()} (which deletes the key at
  * once) and by an acquisition that does not return a token: timed out, interrupted, failed, or its
- * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold). One lock object
- * holds at most one acquisition at a time; any thread may release it.
+ * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold; a revoke etcd did
+ * not confirm is sent again, and the key deleted, when etcd's lock call for it completes). One lock
+ * object holds at most one acquisition at a time (a lost one does not count); any thread may
+ * release it.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
@@ -121,11 +123,13 @@ public final class EtcdFencedLock implements FencedLock {
    * <p>{@code wait} is a deadline (real time) for the whole acquisition: granting the lease,
    * waiting for the lock, reading the key back. The grant and the read-back are also bounded by the
    * builder's request timeout: if it runs out first, {@link FencedLockException}; if the deadline
-   * does, empty. A wait of zero sends nothing to etcd and acquires nothing. Outside the deadline:
-   * the revoke of an acquisition that gives up, waited for (at most the request timeout) so that
-   * when this returns etcd has confirmed that nothing of it is left; unconfirmed, this throws
-   * {@link FencedLockException} and the revoke is sent again (the key deleted) when etcd's lock
-   * call for it completes. A grant answered after the deadline is revoked when its answer comes.
+   * does, empty. A wait of zero sends nothing to etcd and acquires nothing. Outside the deadline,
+   * each at most the request timeout: the keep-alive asking etcd about a current holding and the
+   * revoke of a lost one (before), and the revoke of an acquisition that gives up (after), waited
+   * for so that when this returns etcd has confirmed that nothing of it is left; unconfirmed, this
+   * throws {@link FencedLockException} and the revoke is sent again (the key deleted) when etcd's
+   * lock call for it completes. A grant answered after the deadline is revoked when its answer
+   * comes.
    *
    * <p>A holding whose lease is lost (not {@link #isHeld()}, or refused by etcd when asked with one
    * keep-alive here) does not count as held: it is revoked and a new acquisition starts.
