@@ -47,6 +47,7 @@ import org.junit.jupiter.api.Test;
 class EtcdAcquisitionTest {
   private static final Duration PATIENCE = Duration.ofSeconds(30);
   private static final Duration SHORT = Duration.ofMillis(300);
+  private static final Duration GIVE_UP = Duration.ofSeconds(5);
   private static final AtomicInteger NAMES = new AtomicInteger();
 
   private static EtcdServer etcd;
@@ -128,13 +129,16 @@ class EtcdAcquisitionTest {
       FencingToken tokenA = lockA.acquire(PATIENCE);
       long leaseA = lockA.leaseId().orElseThrow();
       dropRevokes.set(true);
-      assertThatThrownBy(() -> lockB.tryAcquire(SHORT))
+      // a wait long enough for the grant and the lock call to go out first, even on a loaded box
+      assertThatThrownBy(() -> lockB.tryAcquire(GIVE_UP))
           .isInstanceOf(FencedLockException.class)
           .hasMessageContaining("could not revoke");
       dropRevokes.set(false);
       assertThat(lockB.isHeld()).isFalse();
+      await("A's key and B's, whose revoke was dropped")
+          .atMost(PATIENCE)
+          .until(() -> keys(clientA, lockA).size() == 2);
       List<KeyValue> waiting = keys(clientA, lockA);
-      assertThat(waiting).as("A's key and B's, whose revoke was dropped").hasSize(2);
       long leaseB =
           waiting.stream()
               .mapToLong(KeyValue::getLease)
@@ -216,7 +220,7 @@ class EtcdAcquisitionTest {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return lock.tryAcquire(Duration.ofSeconds(5));
+                return lock.tryAcquire(GIVE_UP);
               } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
               }
