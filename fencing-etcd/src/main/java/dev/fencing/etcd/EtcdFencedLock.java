@@ -239,6 +239,11 @@ public final class EtcdFencedLock implements FencedLock {
     return h == null ? null : h.lostOrEnded();
   }
 
+  /** The current holding, lost or not; null if none. For tests. */
+  @Nullable LeaseHolding holding() {
+    return holding;
+  }
+
   /** Whether the current holding's keep-alives are still scheduled. For tests. */
   boolean keepsAlive() {
     LeaseHolding h = holding;
