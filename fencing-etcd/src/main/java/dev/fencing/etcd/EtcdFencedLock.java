@@ -3,14 +3,8 @@ package dev.fencing.etcd;
 import dev.fencing.jdbc.FencedLock;
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.lock.LockResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -68,8 +62,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each acquisition gets its own lease, revoked by {@link #release()} (which deletes the key at
  * once) and by an acquisition that does not return a token: timed out, interrupted, failed, or its
- * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold). One lock object
- * holds at most one acquisition at a time; any thread may release it.
+ * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold; a revoke etcd did
+ * not confirm is sent again, and the key deleted, when etcd's lock call for it completes). One lock
+ * object holds at most one acquisition at a time (a lost one does not count); any thread may
+ * release it.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
@@ -124,9 +120,19 @@ public final class EtcdFencedLock implements FencedLock {
   /**
    * {@inheritDoc}
    *
-   * <p>{@code wait} bounds the whole acquisition, round trips to etcd included (a wait of zero
-   * acquires nothing); granting the lease and reading the key back are bounded by the builder's
-   * request timeout.
+   * <p>{@code wait} is a deadline (real time) for the whole acquisition: granting the lease,
+   * waiting for the lock, reading the key back. The grant and the read-back are also bounded by the
+   * builder's request timeout: if it runs out first, {@link FencedLockException}; if the deadline
+   * does, empty. A wait of zero sends nothing to etcd and acquires nothing. Outside the deadline,
+   * each at most the request timeout: the keep-alive asking etcd about a current holding and the
+   * revoke of a lost one (before), and the revoke of an acquisition that gives up (after), waited
+   * for so that when this returns etcd has confirmed that nothing of it is left; unconfirmed, this
+   * throws {@link FencedLockException} and the revoke is sent again (the key deleted) when etcd's
+   * lock call for it completes. A grant answered after the deadline is revoked when its answer
+   * comes.
+   *
+   * <p>A holding whose lease is lost (not {@link #isHeld()}, or refused by etcd when asked with one
+   * keep-alive here) does not count as held: it is revoked and a new acquisition starts.
    *
    * <p>A token is only returned for a lease still known alive when the key was read back (the same
    * test as {@link #isHeld()}): a lease lost while waiting (a keep-alive refused, or unanswered for
@@ -136,6 +142,7 @@ public final class EtcdFencedLock implements FencedLock {
    * and the lock object can acquire again.
    *
    * @throws FencedLockException if etcd failed or the lease was lost while acquiring; not held
+   * @throws IllegalStateException if held (its lease alive as far as etcd said) or closed
    */
   @Override
   public Optional<FencingToken> tryAcquire(Duration wait) throws InterruptedException {
@@ -149,80 +156,43 @@ public final class EtcdFencedLock implements FencedLock {
       }
       LeaseHolding current = holding;
       if (current != null) {
-        throw new IllegalStateException(
-            "lock on " + resource + " is already held with token " + current.token);
+        if (stillAlive(current)) {
+          throw new IllegalStateException(
+              "lock on " + resource + " is already held with token " + current.token);
+        }
+        holding = null; // lost: not held; whatever etcd still keeps of it goes
+        current.end(client, requestTimeout);
       }
-      long sentAt = nanoTime.getAsLong(); // before the request: the TTL starts after it
-      LeaseGrantResponse grant = call("grant a lease", client.getLeaseClient().grant(ttlSeconds));
-      LeaseHolding h =
-          new LeaseHolding(
-              client,
-              nanoTime,
-              grant.getID(),
-              TimeUnit.SECONDS.toNanos(grant.getTTL()),
-              sentAt + TimeUnit.SECONDS.toNanos(grant.getTTL()));
-      long leaseId = h.leaseId;
-      h.keepAliveEvery(TimeUnit.SECONDS.toNanos(ttlSeconds) / 3);
-      acquiring = h;
-      try {
-        CompletableFuture<LockResponse> locking =
-            client.getLockClient().lock(bytes(lockName), leaseId);
-        try {
-          // the wait ends early if the lease is lost meanwhile: it could never be held
-          CompletableFuture.anyOf(locking, h.lostOrEnded())
-              .get(saturatedNanos(wait), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-          h.end(client, requestTimeout);
-          return Optional.empty();
-        } catch (ExecutionException e) {
-          throw new FencedLockException(
-              "could not acquire the etcd lock " + lockName + " for " + resource, e.getCause());
-        }
-        requireAlive(h);
-        ByteSequence key = locking.join().getKey();
-        List<KeyValue> kvs = call("read the lock key back", client.getKVClient().get(key)).getKvs();
-        if (kvs.isEmpty() || kvs.get(0).getLease() != leaseId) {
-          throw new FencedLockException(
-              "lock key "
-                  + key.toString(StandardCharsets.UTF_8)
-                  + " is gone right after acquisition: lease "
-                  + Long.toHexString(leaseId)
-                  + " ended; not held");
-        }
-        requireAlive(h); // the lock call or the read-back may have outlasted the lease
-        h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
-        holding = h;
-        return Optional.of(h.token);
-      } catch (InterruptedException | RuntimeException e) {
-        try {
-          h.end(client, requestTimeout);
-        } catch (RuntimeException again) {
-          e.addSuppressed(again);
-        }
-        throw e;
-      } finally {
-        acquiring = null;
-      }
+      Optional<LeaseHolding> acquired =
+          new Acquisition(
+                  client,
+                  resource,
+                  lockName,
+                  ttlSeconds,
+                  requestTimeout,
+                  nanoTime,
+                  saturatedNanos(wait))
+              .run(h -> acquiring = h);
+      holding = acquired.orElse(null);
+      return acquired.map(h -> Objects.requireNonNull(h.token));
     }
   }
 
   /**
-   * Refuses to report as acquired a lease that is no longer known alive: etcd refused a keep-alive,
-   * one went unanswered for a whole TTL, or none was confirmed for a whole TTL (etcd may have
-   * expired it and deleted the key). The caller revokes it.
+   * Whether a holding is still alive, as far as etcd says now: one keep-alive is sent (bounded by
+   * the request timeout; unanswered, the holding counts as alive), so that a lease etcd ended
+   * (revoked, expired) does not make the lock "already held".
    */
-  private void requireAlive(LeaseHolding h) {
+  private boolean stillAlive(LeaseHolding h) throws InterruptedException {
     if (!h.alive()) {
-      throw new FencedLockException(
-          "lease "
-              + Long.toHexString(h.leaseId)
-              + " of the etcd lock "
-              + lockName
-              + " for "
-              + resource
-              + " was lost while acquiring (a keep-alive refused, or none confirmed for a whole"
-              + " TTL); not held");
+      return false;
     }
+    try {
+      h.renew().get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // renew() completes normally; unanswered in time: the lease stays as last confirmed
+    }
+    return h.alive();
   }
 
   @Override
@@ -269,6 +239,11 @@ public final class EtcdFencedLock implements FencedLock {
     return h == null ? null : h.lostOrEnded();
   }
 
+  /** The current holding, lost or not; null if none. For tests. */
+  @Nullable LeaseHolding holding() {
+    return holding;
+  }
+
   /** Whether the current holding's keep-alives are still scheduled. For tests. */
   boolean keepsAlive() {
     LeaseHolding h = holding;
@@ -303,23 +278,6 @@ public final class EtcdFencedLock implements FencedLock {
         + lockName
         + (h == null ? ", not held" : ", token " + Objects.requireNonNull(h.token).value())
         + "]";
-  }
-
-  private <T> T call(String what, CompletableFuture<T> future) throws InterruptedException {
-    try {
-      return future.get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      throw new FencedLockException(
-          "could not " + what + " for the etcd lock " + lockName, e.getCause());
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      throw new FencedLockException(
-          "etcd did not answer within " + requestTimeout + " to " + what + " for " + lockName, e);
-    }
-  }
-
-  private static ByteSequence bytes(String s) {
-    return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
 
   private static long saturatedNanos(Duration d) {

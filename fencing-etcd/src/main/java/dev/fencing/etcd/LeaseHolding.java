@@ -183,9 +183,10 @@ final class LeaseHolding {
     return scheduler;
   }
 
-  /** How many keep-alive tasks are scheduled, all locks together (tests). */
-  static int scheduledKeepAlives() {
-    return KEEP_ALIVES.getQueue().size();
+  /** Whether its keep-alive task is in the scheduler's queue (tests). */
+  boolean keepAliveQueued() {
+    ScheduledFuture<?> k = keepAlives;
+    return k != null && KEEP_ALIVES.getQueue().contains(k);
   }
 
   /**

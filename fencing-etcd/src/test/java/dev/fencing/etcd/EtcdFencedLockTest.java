@@ -183,7 +183,7 @@ class EtcdFencedLockTest {
     Client clientB = client();
     EtcdFencedLock lockA =
         EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofSeconds(2)).build();
-    FencingToken tokenA = lockA.acquire(PATIENCE);
+    FencingToken tokenA = acquireShortLease(lockA);
     Ledger.write(fenced, tokenA, "A before the pause");
     clientA.close(); // A is cut off from etcd: no more keep-alives; the lease runs out
 
@@ -194,6 +194,27 @@ class EtcdFencedLockTest {
       Ledger.write(fenced, tokenB, "B");
       zombieIsRefused(tokenA, tokenB);
       assertThat(Ledger.contains(pool, resource, "B")).isTrue();
+    }
+  }
+
+  /**
+   * Acquires a lock whose lease is short (a few seconds), again while the acquisition ends in
+   * {@link FencedLockException} (never held then), until PATIENCE: on a box stalled for a whole TTL
+   * between the grant and the read-back (no keep-alive confirmed, or etcd expiring the lease), the
+   * lock rightly refuses to report the lease as acquired; that refusal is tested on its own, and is
+   * not what a test needing the lock held is about.
+   */
+  private static FencingToken acquireShortLease(EtcdFencedLock lock) throws Exception {
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (true) {
+      try {
+        return lock.acquire(PATIENCE);
+      } catch (FencedLockException e) {
+        assertThat(lock.isHeld()).as("not held after " + e).isFalse();
+        if (System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+      }
     }
   }
 
@@ -268,7 +289,7 @@ class EtcdFencedLockTest {
   void aKeepAliveEtcdLeavesUnansweredEndsTheHoldingWithinTheTtl() throws Exception {
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofSeconds(3)).build()) {
-      lock.acquire(PATIENCE);
+      acquireShortLease(lock);
       etcd.pause();
       try {
         CompletableFuture<?> keepAlive = lock.renewNow();
@@ -570,25 +591,32 @@ class EtcdFencedLockTest {
 
   /**
    * A released holding's keep-alives are unscheduled at once: nothing of it stays queued until the
-   * next third of its TTL (here an hour), once per acquisition.
+   * next third of its TTL (here an hour), once per acquisition. The holding's own task is looked
+   * for in the scheduler's queue, which other tests' locks share (a lock whose client was closed
+   * keeps its task until the task's next run finds the client closed).
    */
   @Test
   void releaseUnschedulesTheKeepAlives() throws Exception {
-    int before = LeaseHolding.scheduledKeepAlives();
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
+      LeaseHolding previous = null;
       for (int i = 0; i < 3; i++) {
         lock.acquire(PATIENCE);
-        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before + 1);
+        LeaseHolding holding = lock.holding();
+        assertThat(holding).isNotNull().isNotSameAs(previous);
+        assertThat(holding.keepAliveQueued()).isTrue();
         lock.release();
-        assertThat(LeaseHolding.scheduledKeepAlives()).isEqualTo(before);
+        assertThat(holding.keepAliveQueued()).isFalse();
+        previous = holding;
       }
     }
   }
 
   private static final long LATENCY = TimeUnit.SECONDS.toNanos(5);
 
-  /** A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease reply. */
+  /**
+   * A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease call's first reply.
+   */
   private EtcdFencedLock latencyLock(AtomicLong now) {
     Client client =
         Client.builder().endpoints(etcd.endpoint()).interceptor(replyLatency(now)).build();
@@ -609,6 +637,9 @@ class EtcdFencedLockTest {
         if (!name.endsWith("/LeaseGrant") && !name.endsWith("/LeaseKeepAlive")) {
           return call;
         }
+        // jetcd's keepAliveOnce ends its stream with the request again (WriteStream.end(request)):
+        // etcd's answer to that second copy, which completes nothing, comes at any time later
+        AtomicBoolean answered = new AtomicBoolean();
         return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
           @Override
           public void start(Listener<R> listener, Metadata headers) {
@@ -616,7 +647,9 @@ class EtcdFencedLockTest {
                 new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                   @Override
                   public void onMessage(R message) {
-                    now.addAndGet(LATENCY);
+                    if (!answered.getAndSet(true)) {
+                      now.addAndGet(LATENCY);
+                    }
                     super.onMessage(message);
                   }
                 },

@@ -88,10 +88,16 @@ public final class EtcdServer implements AutoCloseable {
 
   /**
    * Stops etcd with SIGSTOP: its connections stay open and its requests unanswered (a hung server,
-   * not a closed one) until {@link #resume()}.
+   * not a closed one) until {@link #resume()}. Returns once every thread of etcd is stopped: kill
+   * returns when the signal is queued, and etcd's threads that are running go on (answering
+   * requests) until the stop reaches each of them.
    */
   public void pause() {
-    Processes.signal(running().pid(), "STOP");
+    long pid = running().pid();
+    Processes.signal(pid, "STOP");
+    if (!Processes.poll(Duration.ofSeconds(10), () -> Processes.stopped(pid))) {
+      throw new IllegalStateException("etcd (pid " + pid + ") did not stop within 10 s");
+    }
   }
 
   /** SIGCONT after {@link #pause()}: etcd answers again. */

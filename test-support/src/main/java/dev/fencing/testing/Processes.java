@@ -76,6 +76,30 @@ public final class Processes {
     }
   }
 
+  /**
+   * Whether every thread of {@code pid} is stopped (state {@code T} in {@code
+   * /proc/<pid>/task/<tid>/stat}, the character after the command's closing parenthesis).
+   */
+  static boolean stopped(long pid) {
+    try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+      for (Path task : (Iterable<Path>) tasks::iterator) {
+        String stat;
+        try {
+          stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+          continue; // the thread ended
+        }
+        int end = stat.lastIndexOf(')');
+        if (end < 0 || end + 2 >= stat.length() || stat.charAt(end + 2) != 'T') {
+          return false;
+        }
+      }
+      return true;
+    } catch (IOException e) {
+      throw new UncheckedIOException("reading the threads of process " + pid, e);
+    }
+  }
+
   /** Sends signal {@code name} (e.g. {@code STOP}, {@code CONT}, {@code TERM}) to {@code pid}. */
   static void signal(long pid, String name) {
     try {
