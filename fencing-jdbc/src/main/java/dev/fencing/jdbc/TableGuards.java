@@ -13,8 +13,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,12 +28,6 @@ final class TableGuards {
   private final Map<String, Set<String>> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
       ThreadLocal.withInitial(HashMap::new);
-
-  // The target of a write: UPDATE t, DELETE FROM t, INSERT INTO t, MERGE INTO t, TRUNCATE t, COPY t
-  private static final Pattern TARGET =
-      Pattern.compile(
-          "(?i)\\b(?:update|delete\\s+from|insert\\s+into|merge\\s+into|truncate(?:\\s+table)?"
-              + "|copy)\\s+(?:only\\s+)?((?:\"[^\"]+\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"[^\"]+\"|[\\w$]+))?)");
 
   // The tables a text writes depend on the text alone: found once per text, not per execution.
   private static final TextMemo<List<String>> WRITTEN =
@@ -54,21 +46,16 @@ final class TableGuards {
   }
 
   /**
-   * The tables {@code sql} names as the target of a write, normalised (no schema or quotes), in
-   * order: what {@link #targets} looks up among the declared ones.
+   * The tables {@code sql} names as the target of a write ({@link WriteTargets}), normalised (no
+   * schema or quotes), in order: what {@link #targets} looks up among the declared ones.
    */
   static List<String> writtenTables(String sql) {
-    List<String> tables = new ArrayList<>(2);
-    Matcher m = TARGET.matcher(sql);
-    while (m.find()) {
-      tables.add(normalise(m.group(1)));
-    }
-    return WriteTargets.withLexed(sql, tables); // and those comments or lists hide from TARGET
+    return List.copyOf(WriteTargets.find(sql));
   }
 
   synchronized void declare(String table, @Nullable String resource) {
     String key = normalise(Objects.requireNonNull(table, "table"));
-    if (key.isEmpty()) {
+    if (key.isEmpty() || key.indexOf('\u0000') >= 0) {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
     }
     guards
@@ -116,17 +103,30 @@ final class TableGuards {
   List<Guard> lookUp(String sql) {
     List<Guard> found = null;
     for (String key : WRITTEN.get(sql)) {
+      if (key.equals(WriteTargets.UNREAD)) {
+        if (found == null) {
+          found = new ArrayList<>(guards.size());
+        }
+        for (Map.Entry<String, Set<String>> declared : guards.entrySet()) {
+          addGuards(found, declared.getKey(), declared.getValue());
+        }
+        continue;
+      }
       Set<String> resources = guards.get(key);
       if (resources != null) {
         if (found == null) {
           found = new ArrayList<>(2);
         }
-        for (String r : resources) {
-          found.add(new Guard(key, r.equals(PER_ROW) ? null : r));
-        }
+        addGuards(found, key, resources);
       }
     }
     return found == null ? List.of() : List.copyOf(found);
+  }
+
+  private static void addGuards(List<Guard> found, String table, Set<String> resources) {
+    for (String r : resources) {
+      found.add(new Guard(table, r.equals(PER_ROW) ? null : r));
+    }
   }
 
   /**

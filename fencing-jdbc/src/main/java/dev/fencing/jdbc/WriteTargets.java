@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
@@ -13,51 +14,38 @@ import java.util.Locale;
  * searched too (a {@code DO} body or an {@code EXECUTE} string writes what it names), to a bounded
  * depth of literals within literals.
  *
- * <p>{@link TableGuards#writtenTables} merges these targets into its own lexical search: a table
- * counts as often as the more generous of the two finds it (more targets can only refuse more).
+ * <p>These are {@link TableGuards}' only targets. What a comment or a quoted name holds is not one;
+ * where the text's reading is uncertain (a backslash in a plain literal) both readings count, and a
+ * literal nested deeper than the search reads makes every declared table a target: more targets can
+ * only refuse more.
  */
 final class WriteTargets {
   // A literal within a literal within ...: DO $$ ... EXECUTE 'UPDATE t ...' $$ is depth 2.
   private static final int MAX_DEPTH = 4;
 
+  /**
+   * The target of a text holding a literal nested deeper than the search reads: every declared
+   * table. No table is named so: PostgreSQL names hold no NUL, and declarations refuse one.
+   */
+  static final String UNREAD = "\u0000unread";
+
   private WriteTargets() {}
 
   /**
-   * {@code found} (the targets the caller found) with each table this lexer finds more often added
-   * as many times more, after them; immutable.
-   */
-  static List<String> withLexed(String sql, List<String> found) {
-    List<String> lexed = find(sql);
-    List<String> merged = null;
-    for (int i = 0; i < lexed.size(); i++) {
-      String table = lexed.get(i);
-      if (lexed.indexOf(table) != i) {
-        continue; // counted at its first occurrence
-      }
-      int more = count(lexed, table) - count(found, table);
-      for (int k = 0; k < more; k++) {
-        if (merged == null) {
-          merged = new ArrayList<>(found);
-        }
-        merged.add(table);
-      }
-    }
-    return List.copyOf(merged == null ? found : merged);
-  }
-
-  /**
    * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
-   * quotes; lower case unless quoted), in order, once per naming.
+   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if a literal
+   * is nested too deep to be read.
    */
   static List<String> find(String sql) {
     List<String> tables = new ArrayList<>(2);
-    SqlLexer standard = new SqlLexer(sql, false);
-    search(sql, standard, 0, tables);
-    if (standard.sawBackslashInPlainLiteral()) {
-      // standard_conforming_strings is unknown here: a backslash may move a literal's end, so
-      // either reading may be the server's; a table counts as often as the readings' maximum
+    boolean[] sawBackslash = {false};
+    search(sql, false, 0, tables, sawBackslash);
+    if (sawBackslash[0]) {
+      // standard_conforming_strings is unknown here: a backslash may move a literal's end, at any
+      // depth (the setting holds for every body the server executes), so either reading may be the
+      // server's; a table counts as often as the readings' maximum
       List<String> escaped = new ArrayList<>(2);
-      search(sql, new SqlLexer(sql, true), 0, escaped);
+      search(sql, true, 0, escaped, sawBackslash);
       return withLexedCounts(tables, escaped);
     }
     return tables;
@@ -86,23 +74,32 @@ final class WriteTargets {
     return n;
   }
 
-  /** Lexes all of {@code sql}, then finds the targets among its tokens. */
-  private static void search(String sql, SqlLexer lexer, int depth, List<String> tables) {
+  /**
+   * Lexes all of {@code sql} ({@code escapes}: a backslash escapes in a plain literal), then finds
+   * the targets among its tokens and in the literals' bodies.
+   */
+  private static void search(
+      String sql, boolean escapes, int depth, List<String> tables, boolean[] sawBackslash) {
+    SqlLexer lexer = new SqlLexer(sql, escapes);
     List<int[]> tokens = new ArrayList<>();
     for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
       tokens.add(new int[] {kind, lexer.tokenStart(), lexer.tokenEnd()});
     }
+    sawBackslash[0] |= lexer.sawBackslashInPlainLiteral();
     for (int t = 0; t < tokens.size(); t++) {
       int[] token = tokens.get(t);
       if (token[0] == SqlLexer.LITERAL) {
+        String body = literalBody(sql, token[1], token[2], escapes);
+        if (body != null && isUnicodePrefixed(sql, tokens, t)) {
+          body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
+        }
+        if (body == null) {
+          continue;
+        }
         if (depth < MAX_DEPTH) {
-          String body = literalBody(sql, token[1], token[2]);
-          if (body != null && isUnicodePrefixed(sql, tokens, t)) {
-            body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
-          }
-          if (body != null) {
-            search(body, new SqlLexer(body, false), depth + 1, tables);
-          }
+          search(body, escapes, depth + 1, tables, sawBackslash);
+        } else if (!tables.contains(UNREAD)) {
+          tables.add(UNREAD); // may write anything: every declared table is a target
         }
         continue;
       }
@@ -294,19 +291,20 @@ final class WriteTargets {
   }
 
   /**
-   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} with
-   * its quote and backslash escapes undone, the body of {@code $tag$...$tag$}; null if it is not
-   * terminated.
+   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} (and
+   * {@code '...'} if {@code escapes}) with its quote and backslash escapes undone, the body of
+   * {@code $tag$...$tag$}; null if it is not terminated.
    */
-  private static String literalBody(String sql, int start, int end) {
+  private static @Nullable String literalBody(String sql, int start, int end, boolean escapes) {
     char first = sql.charAt(start);
     if (first == '$') {
       int tagEnd = sql.indexOf('$', start + 1);
       int bodyEnd = end - (tagEnd + 1 - start);
       return bodyEnd < tagEnd + 1 ? null : sql.substring(tagEnd + 1, bodyEnd);
     }
-    boolean escaped = first == 'e' || first == 'E';
-    int open = escaped ? start + 1 : start;
+    boolean prefixed = first == 'e' || first == 'E';
+    boolean escaped = prefixed || escapes;
+    int open = prefixed ? start + 1 : start;
     if (end - open < 2 || sql.charAt(end - 1) != '\'') {
       return null;
     }
