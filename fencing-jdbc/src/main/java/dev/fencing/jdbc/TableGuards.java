@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -24,8 +23,13 @@ final class TableGuards {
   record Guard(String table, @Nullable String resource) {}
 
   private static final String PER_ROW = "";
-  // table -> its resources (PER_ROW for per-row resources); several when entities share a table
-  private final Map<String, Set<String>> guards = new ConcurrentHashMap<>();
+
+  /** A declared table by the name it was declared with, and its resources. */
+  private record Declared(String table, Set<String> resources) {}
+
+  // matchKey(table) -> the table and its resources (PER_ROW for per-row resources); several when
+  // entities share a table
+  private final Map<String, Declared> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
       ThreadLocal.withInitial(HashMap::new);
 
@@ -59,7 +63,8 @@ final class TableGuards {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
     }
     guards
-        .computeIfAbsent(key, k -> new CopyOnWriteArraySet<>())
+        .computeIfAbsent(matchKey(key), k -> new Declared(key, new CopyOnWriteArraySet<>()))
+        .resources()
         .add(resource == null ? PER_ROW : resource);
     targets = newTargets(); // after the declaration: a lookup in the new memo sees it
   }
@@ -67,7 +72,9 @@ final class TableGuards {
   // An entity write announces its table by the name Hibernate gives: normalised once per name.
   private static final TextMemo<String> NORMALISED =
       new TextMemo<>(
-          TableGuards::normalise, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+          name -> matchKey(normalise(name)),
+          SqlClassifier.MEMO_ENTRIES,
+          SqlClassifier.MEMO_TEXT_LENGTH);
 
   static void announce(String table) {
     ANNOUNCED.get().merge(NORMALISED.get(table), 1, Integer::sum);
@@ -107,25 +114,25 @@ final class TableGuards {
         if (found == null) {
           found = new ArrayList<>(guards.size());
         }
-        for (Map.Entry<String, Set<String>> declared : guards.entrySet()) {
-          addGuards(found, declared.getKey(), declared.getValue());
+        for (Declared declared : guards.values()) {
+          addGuards(found, declared);
         }
         continue;
       }
-      Set<String> resources = guards.get(key);
-      if (resources != null) {
+      Declared declared = guards.get(matchKey(key));
+      if (declared != null) {
         if (found == null) {
           found = new ArrayList<>(2);
         }
-        addGuards(found, key, resources);
+        addGuards(found, declared);
       }
     }
     return found == null ? List.of() : List.copyOf(found);
   }
 
-  private static void addGuards(List<Guard> found, String table, Set<String> resources) {
-    for (String r : resources) {
-      found.add(new Guard(table, r.equals(PER_ROW) ? null : r));
+  private static void addGuards(List<Guard> found, Declared declared) {
+    for (String r : declared.resources()) {
+      found.add(new Guard(declared.table(), r.equals(PER_ROW) ? null : r));
     }
   }
 
@@ -139,13 +146,14 @@ final class TableGuards {
     for (int i = 0; i < guards.size(); i++) { // per execution: no iterator
       Guard g = guards.get(i);
       if (g.resource() == null) {
-        Integer n = announced.get(g.table());
+        String key = matchKey(g.table());
+        Integer n = announced.get(key);
         if (n == null) {
           all = false;
         } else if (n == 1) {
-          announced.remove(g.table());
+          announced.remove(key);
         } else {
-          announced.put(g.table(), n - 1);
+          announced.put(key, n - 1);
         }
       }
     }
@@ -205,12 +213,39 @@ final class TableGuards {
     }
   }
 
-  /** The table's name without schema and quotes, in lower case unless it was quoted. */
+  /**
+   * The table's name without schema and quotes; unless it was quoted, its ASCII letters in lower
+   * case, as {@link WriteTargets} reads an unquoted name (and a UTF-8 database folds it).
+   */
   private static String normalise(String name) {
     String n = name.trim();
     if (n.length() >= 2 && n.endsWith("\"")) {
       return n.substring(n.lastIndexOf('"', n.length() - 2) + 1, n.length() - 1);
     }
-    return n.substring(n.lastIndexOf('.') + 1).trim().toLowerCase(Locale.ROOT);
+    return WriteTargets.asciiLowerCase(n.substring(n.lastIndexOf('.') + 1).trim());
+  }
+
+  /**
+   * What a declared table and a written one are matched by: {@code name} with its non-ASCII letters
+   * in lower case ({@code name} itself if it has none in upper case). PostgreSQL folds an unquoted
+   * name's ASCII letters only, and its other letters with the locale's {@code tolower()} in a
+   * single-byte database but not at all in a UTF-8 one ({@code ÄCCOUNT} is {@code "Äccount"} or
+   * {@code "äccount"}): matching them case-insensitively never misses a declared table under either
+   * folding (a quoted {@code "Äccount"} and {@code "äccount"} match too: a false refusal at worst).
+   */
+  static String matchKey(String name) {
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c >= 0x80 && Character.toLowerCase(c) != c) {
+        char[] chars = name.toCharArray();
+        for (int k = i; k < chars.length; k++) {
+          if (chars[k] >= 0x80) {
+            chars[k] = Character.toLowerCase(chars[k]);
+          }
+        }
+        return new String(chars);
+      }
+    }
+    return name;
   }
 }

@@ -2,7 +2,6 @@ package dev.fencing.jdbc;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -171,7 +170,7 @@ final class WriteTargets {
           t += 2;
         }
       } else if (token[0] == SqlLexer.WORD) {
-        last = word(sql, token).toLowerCase(Locale.ROOT);
+        last = word(sql, token); // ASCII letters folded, as a UTF-8 database folds (see matchKey)
       } else {
         break;
       }
@@ -282,12 +281,24 @@ final class WriteTargets {
 
   /** The word folded to ASCII lower case, as a keyword is matched. */
   private static String word(String sql, int[] token) {
-    char[] chars = new char[token[2] - token[1]];
-    for (int k = 0; k < chars.length; k++) {
-      char c = sql.charAt(token[1] + k);
-      chars[k] = c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c;
+    return asciiLowerCase(sql.substring(token[1], token[2]));
+  }
+
+  /** {@code text} with its ASCII letters in lower case, and its other characters as they are. */
+  static String asciiLowerCase(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c >= 'A' && c <= 'Z') {
+        char[] chars = text.toCharArray();
+        for (int k = i; k < chars.length; k++) {
+          if (chars[k] >= 'A' && chars[k] <= 'Z') {
+            chars[k] = (char) (chars[k] + ('a' - 'A'));
+          }
+        }
+        return new String(chars);
+      }
     }
-    return new String(chars);
+    return text;
   }
 
   /**
