@@ -34,9 +34,13 @@ final class TableGuards {
       ThreadLocal.withInitial(HashMap::new);
 
   // The tables a text writes depend on the text alone: found once per text, not per execution.
+  // Bounded by the characters of all texts (as many as MEMO_ENTRIES texts of MEMO_TEXT_LENGTH),
+  // not each one's: a long native query an application repeats is not lexed at every execution.
+  private static final int MEMO_CHARACTERS =
+      SqlClassifier.MEMO_ENTRIES * SqlClassifier.MEMO_TEXT_LENGTH;
   private static final TextMemo<List<String>> WRITTEN =
-      new TextMemo<>(
-          TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+      TextMemo.boundedByCharacters(
+          TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
 
   // The guards of each text under the current declarations (issue 13: Hibernate prepares a new
   // statement for every execution, so this is asked once per execution of every statement). A
@@ -46,7 +50,7 @@ final class TableGuards {
   TableGuards() {}
 
   private TextMemo<List<Guard>> newTargets() {
-    return new TextMemo<>(this::lookUp, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+    return TextMemo.boundedByCharacters(this::lookUp, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +29,15 @@ final class WriteTargets {
    */
   static final String UNREAD = "\u0000unread";
 
+  // How many texts were searched: the memos' misses (tests).
+  private static final AtomicLong SEARCHES = new AtomicLong();
+
   private WriteTargets() {}
+
+  /** How many texts {@link #find} has searched. */
+  static long searches() {
+    return SEARCHES.get();
+  }
 
   /**
    * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
@@ -36,6 +45,7 @@ final class WriteTargets {
    * is nested too deep to be read.
    */
   static List<String> find(String sql) {
+    SEARCHES.incrementAndGet();
     List<String> tables = new ArrayList<>(2);
     boolean[] sawBackslash = {false};
     search(sql, false, 0, tables, sawBackslash);
