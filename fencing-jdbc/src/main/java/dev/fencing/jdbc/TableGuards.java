@@ -20,7 +20,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class TableGuards {
   /** A declared table: its resource, or null when its rows name their own. */
-  record Guard(String table, @Nullable String resource) {}
+  record Guard(String table, @Nullable String resource, String key) {
+    /** {@code key}: the table's {@link #matchKey}, found once per text, not per execution. */
+    Guard(String table, @Nullable String resource) {
+      this(table, resource, matchKey(table));
+    }
+  }
 
   private static final String PER_ROW = "";
 
@@ -150,7 +155,7 @@ final class TableGuards {
     for (int i = 0; i < guards.size(); i++) { // per execution: no iterator
       Guard g = guards.get(i);
       if (g.resource() == null) {
-        String key = matchKey(g.table());
+        String key = g.key();
         Integer n = announced.get(key);
         if (n == null) {
           all = false;

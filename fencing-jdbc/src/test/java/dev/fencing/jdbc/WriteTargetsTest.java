@@ -1,6 +1,7 @@
 package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -130,6 +131,11 @@ class WriteTargetsTest {
             + " UPDATE account SET b = 0 $d$; END $c$ $b$; END $a$";
     assertThat(guards.targets(read))
         .containsExactly(new TableGuards.Guard("account", "account-resource"));
+    // no declared table can take the name that stands for every one
+    assertThatThrownBy(() -> guards.declare("\"a\u0000b\"", "r"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("table must be a table name");
+    assertThat(guards.targets("UPDATE \"a\u0000b\" SET x = 1")).isEmpty();
   }
 
   /**
