@@ -234,6 +234,28 @@ final class TableGuards {
     return WriteTargets.asciiLowerCase(n.substring(n.lastIndexOf('.') + 1).trim());
   }
 
+  // NAMEDATALEN - 1: the bytes of a name the server keeps
+  private static final int NAME_BYTES = 63;
+
+  /**
+   * {@code name}'s longest prefix of at most {@link #NAME_BYTES} bytes in UTF-8, whole characters.
+   */
+  private static String truncated(String name) {
+    if (name.length() * 3 <= NAME_BYTES) {
+      return name; // even every char at 3 bytes (a surrogate pair is 4 bytes for 2 chars) fits
+    }
+    int bytes = 0;
+    for (int i = 0; i < name.length(); ) {
+      int c = name.codePointAt(i);
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+      if (bytes > NAME_BYTES) {
+        return name.substring(0, i);
+      }
+      i += Character.charCount(c);
+    }
+    return name;
+  }
+
   /**
    * What a declared table and a written one are matched by: {@code name} with its non-ASCII letters
    * in lower case ({@code name} itself if it has none in upper case). PostgreSQL folds an unquoted
@@ -241,8 +263,11 @@ final class TableGuards {
    * single-byte database but not at all in a UTF-8 one ({@code ÄCCOUNT} is {@code "Äccount"} or
    * {@code "äccount"}): matching them case-insensitively never misses a declared table under either
    * folding (a quoted {@code "Äccount"} and {@code "äccount"} match too: a false refusal at worst).
+   * The server truncates a name to {@value #NAME_BYTES} bytes (in UTF-8, at a character's end): so
+   * are both, so that a longer name matches the table it stands for.
    */
   static String matchKey(String name) {
+    name = truncated(name);
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);
       if (c >= 0x80 && Character.toLowerCase(c) != c) {

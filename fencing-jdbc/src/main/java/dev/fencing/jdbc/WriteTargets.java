@@ -99,7 +99,16 @@ final class WriteTargets {
       int[] token = tokens.get(t);
       if (token[0] == SqlLexer.LITERAL) {
         String body = literalBody(sql, token[1], token[2], escapes);
-        if (body != null && isUnicodePrefixed(sql, tokens, t)) {
+        // 'a'<newline>'b' is the one literal 'ab' (continued as E'...' if it opened so): read the
+        // run whole, as a keyword or name split across its parts is the server's
+        boolean prefixed = sql.charAt(token[1]) == 'e' || sql.charAt(token[1]) == 'E';
+        int first = t;
+        while (body != null && sql.charAt(token[1]) != '$' && isContinuation(sql, tokens, t + 1)) {
+          int[] part = tokens.get(++t);
+          String more = literalBody(sql, part[1], part[2], escapes || prefixed);
+          body = more == null ? null : body + more;
+        }
+        if (body != null && isUnicodePrefixed(sql, tokens, first)) {
           body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
         }
         if (body == null) {
@@ -149,6 +158,18 @@ final class WriteTargets {
         default -> {}
       }
     }
+  }
+
+  /**
+   * Whether token {@code t} is a plain literal {@code '...'} right after a literal with nothing but
+   * white space and comments between: the server continues the literal when a newline is among them
+   * (and refuses the text otherwise, so reading it as continued can only find more).
+   */
+  private static boolean isContinuation(String sql, List<int[]> tokens, int t) {
+    return t < tokens.size()
+        && tokens.get(t)[0] == SqlLexer.LITERAL
+        && sql.charAt(tokens.get(t)[1]) == '\''
+        && tokens.get(t - 1)[0] == SqlLexer.LITERAL;
   }
 
   /**
