@@ -210,10 +210,13 @@ final class TableGuards {
     return null;
   }
 
+  // table: the name as stored (folded or quoted already), so quoted, not folded again: "Rows_Q" is
+  // not rows_q
   private static boolean isProtected(Connection raw, String table) throws SQLException {
     try (PreparedStatement ps =
         raw.prepareStatement(
-            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?)"
+            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid ="
+                + " to_regclass(pg_catalog.quote_ident(?))"
                 + " AND tgname = 'fencing_protect' AND tgenabled <> 'D')")) {
       ps.setString(1, table);
       try (ResultSet rs = ps.executeQuery()) {
