@@ -27,13 +27,14 @@ final class TableGuards {
     }
   }
 
-  private static final String PER_ROW = "";
+  /**
+   * The tables declared under one match key: the first name declared, its resources, and each name
+   * declared with per-row resources (names differing in a non-ASCII letter's case share a key, and
+   * each is asked whether it is protected).
+   */
+  private record Declared(String table, Set<String> resources, Set<String> perRowTables) {}
 
-  /** A declared table by the name it was declared with, and its resources. */
-  private record Declared(String table, Set<String> resources) {}
-
-  // matchKey(table) -> the table and its resources (PER_ROW for per-row resources); several when
-  // entities share a table
+  // matchKey(table) -> the tables and their resources; several when entities share a table
   private final Map<String, Declared> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
       ThreadLocal.withInitial(HashMap::new);
@@ -71,10 +72,15 @@ final class TableGuards {
     if (key.isEmpty() || key.indexOf('\u0000') >= 0) {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
     }
-    guards
-        .computeIfAbsent(matchKey(key), k -> new Declared(key, new CopyOnWriteArraySet<>()))
-        .resources()
-        .add(resource == null ? PER_ROW : resource);
+    Declared declared =
+        guards.computeIfAbsent(
+            matchKey(key),
+            k -> new Declared(key, new CopyOnWriteArraySet<>(), new CopyOnWriteArraySet<>()));
+    if (resource == null) {
+      declared.perRowTables().add(key);
+    } else {
+      declared.resources().add(resource);
+    }
     targets = newTargets(); // after the declaration: a lookup in the new memo sees it
   }
 
@@ -141,7 +147,10 @@ final class TableGuards {
 
   private static void addGuards(List<Guard> found, Declared declared) {
     for (String r : declared.resources()) {
-      found.add(new Guard(declared.table(), r.equals(PER_ROW) ? null : r));
+      found.add(new Guard(declared.table(), r));
+    }
+    for (String table : declared.perRowTables()) {
+      found.add(new Guard(table, null));
     }
   }
 

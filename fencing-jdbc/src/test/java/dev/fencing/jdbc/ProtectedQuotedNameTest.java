@@ -30,6 +30,27 @@ class ProtectedQuotedNameTest {
     exec(plain, "SELECT fencing.protect_rows('rows_q', 'id', 'q/')");
     exec(plain, "CREATE TABLE \"Rows_Q\" (id int PRIMARY KEY)");
     exec(plain, "INSERT INTO \"Rows_Q\" VALUES (1)");
+    exec(plain, "CREATE TABLE \"Ärows\" (id int PRIMARY KEY)");
+    exec(plain, "SELECT fencing.protect_rows('\"Ärows\"', 'id', 'a-umlaut/')");
+    exec(plain, "CREATE TABLE \"ärows\" (id int PRIMARY KEY)");
+    exec(plain, "INSERT INTO \"ärows\" VALUES (1)");
+  }
+
+  /**
+   * Two declared tables whose names differ only in a non-ASCII letter's case share a match key: a
+   * bulk write to the unprotected one is refused though the other, declared first, is protected.
+   */
+  @Test
+  void tablesSharingAMatchKeyAreEachAskedWhetherProtected() throws SQLException {
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    FencedTables tables = FencedTables.of(fenced).orElseThrow();
+    tables.requireRowResources("\"Ärows\"");
+    tables.requireRowResources("\"ärows\"");
+    try (Connection c = fenced.getConnection()) {
+      assertThatThrownBy(() -> exec(c, "DELETE FROM \"ärows\""))
+          .isInstanceOf(MissingFencingTokenException.class);
+    }
+    assertThat(queryLong(plain, "SELECT count(*) FROM \"ärows\"")).isEqualTo(1);
   }
 
   @Test
