@@ -50,7 +50,8 @@ public final class FencedTables {
   /**
    * Every write to {@code table} needs a token for {@code resource} bound.
    *
-   * @param table the table's name as the SQL names it, without schema (matched case-insensitively)
+   * @param table the table's name as the SQL names it, without schema (an unquoted name is folded
+   *     as the server folds it, a quoted one kept as it is)
    * @throws IllegalArgumentException if {@code resource} is not a valid resource name
    */
   public void requireToken(String table, String resource) {

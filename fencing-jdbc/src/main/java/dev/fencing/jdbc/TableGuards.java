@@ -7,14 +7,11 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,24 +20,33 @@ import org.jspecify.annotations.Nullable;
  */
 final class TableGuards {
   /** A declared table: its resource, or null when its rows name their own. */
-  record Guard(String table, @Nullable String resource) {}
+  record Guard(String table, @Nullable String resource, String key) {
+    /** {@code key}: the table's {@link #matchKey}, found once per text, not per execution. */
+    Guard(String table, @Nullable String resource) {
+      this(table, resource, matchKey(table));
+    }
+  }
 
-  private static final String PER_ROW = "";
-  // table -> its resources (PER_ROW for per-row resources); several when entities share a table
-  private final Map<String, Set<String>> guards = new ConcurrentHashMap<>();
+  /**
+   * The tables declared under one match key: the first name declared, its resources, and each name
+   * declared with per-row resources (names differing in a non-ASCII letter's case share a key, and
+   * each is asked whether it is protected).
+   */
+  private record Declared(String table, Set<String> resources, Set<String> perRowTables) {}
+
+  // matchKey(table) -> the tables and their resources; several when entities share a table
+  private final Map<String, Declared> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
       ThreadLocal.withInitial(HashMap::new);
 
-  // The target of a write: UPDATE t, DELETE FROM t, INSERT INTO t, MERGE INTO t, TRUNCATE t, COPY t
-  private static final Pattern TARGET =
-      Pattern.compile(
-          "(?i)\\b(?:update|delete\\s+from|insert\\s+into|merge\\s+into|truncate(?:\\s+table)?"
-              + "|copy)\\s+(?:only\\s+)?((?:\"[^\"]+\"|[\\w$]+)(?:\\s*\\.\\s*(?:\"[^\"]+\"|[\\w$]+))?)");
-
   // The tables a text writes depend on the text alone: found once per text, not per execution.
+  // Bounded by the characters of all texts (as many as MEMO_ENTRIES texts of MEMO_TEXT_LENGTH),
+  // not each one's: a long native query an application repeats is not lexed at every execution.
+  private static final int MEMO_CHARACTERS =
+      SqlClassifier.MEMO_ENTRIES * SqlClassifier.MEMO_TEXT_LENGTH;
   private static final TextMemo<List<String>> WRITTEN =
-      new TextMemo<>(
-          TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+      TextMemo.boundedByCharacters(
+          TableGuards::writtenTables, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
 
   // The guards of each text under the current declarations (issue 13: Hibernate prepares a new
   // statement for every execution, so this is asked once per execution of every statement). A
@@ -50,37 +56,40 @@ final class TableGuards {
   TableGuards() {}
 
   private TextMemo<List<Guard>> newTargets() {
-    return new TextMemo<>(this::lookUp, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+    return TextMemo.boundedByCharacters(this::lookUp, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
   }
 
   /**
-   * The tables {@code sql} names as the target of a write, normalised (no schema or quotes), in
-   * order: what {@link #targets} looks up among the declared ones.
+   * The tables {@code sql} names as the target of a write ({@link WriteTargets}), normalised (no
+   * schema or quotes), in order: what {@link #targets} looks up among the declared ones.
    */
   static List<String> writtenTables(String sql) {
-    List<String> tables = new ArrayList<>(2);
-    Matcher m = TARGET.matcher(sql);
-    while (m.find()) {
-      tables.add(normalise(m.group(1)));
-    }
-    return WriteTargets.withLexed(sql, tables); // and those comments or lists hide from TARGET
+    return List.copyOf(WriteTargets.find(sql));
   }
 
   synchronized void declare(String table, @Nullable String resource) {
     String key = normalise(Objects.requireNonNull(table, "table"));
-    if (key.isEmpty()) {
+    if (key.isEmpty() || key.indexOf('\u0000') >= 0) {
       throw new IllegalArgumentException("table must be a table name, was '" + table + "'");
     }
-    guards
-        .computeIfAbsent(key, k -> new CopyOnWriteArraySet<>())
-        .add(resource == null ? PER_ROW : resource);
+    Declared declared =
+        guards.computeIfAbsent(
+            matchKey(key),
+            k -> new Declared(key, new CopyOnWriteArraySet<>(), new CopyOnWriteArraySet<>()));
+    if (resource == null) {
+      declared.perRowTables().add(key);
+    } else {
+      declared.resources().add(resource);
+    }
     targets = newTargets(); // after the declaration: a lookup in the new memo sees it
   }
 
   // An entity write announces its table by the name Hibernate gives: normalised once per name.
   private static final TextMemo<String> NORMALISED =
       new TextMemo<>(
-          TableGuards::normalise, SqlClassifier.MEMO_ENTRIES, SqlClassifier.MEMO_TEXT_LENGTH);
+          name -> matchKey(normalise(name)),
+          SqlClassifier.MEMO_ENTRIES,
+          SqlClassifier.MEMO_TEXT_LENGTH);
 
   static void announce(String table) {
     ANNOUNCED.get().merge(NORMALISED.get(table), 1, Integer::sum);
@@ -116,17 +125,33 @@ final class TableGuards {
   List<Guard> lookUp(String sql) {
     List<Guard> found = null;
     for (String key : WRITTEN.get(sql)) {
-      Set<String> resources = guards.get(key);
-      if (resources != null) {
+      if (key.equals(WriteTargets.UNREAD)) {
+        if (found == null) {
+          found = new ArrayList<>(guards.size());
+        }
+        for (Declared declared : guards.values()) {
+          addGuards(found, declared);
+        }
+        continue;
+      }
+      Declared declared = guards.get(matchKey(key));
+      if (declared != null) {
         if (found == null) {
           found = new ArrayList<>(2);
         }
-        for (String r : resources) {
-          found.add(new Guard(key, r.equals(PER_ROW) ? null : r));
-        }
+        addGuards(found, declared);
       }
     }
     return found == null ? List.of() : List.copyOf(found);
+  }
+
+  private static void addGuards(List<Guard> found, Declared declared) {
+    for (String r : declared.resources()) {
+      found.add(new Guard(declared.table(), r));
+    }
+    for (String table : declared.perRowTables()) {
+      found.add(new Guard(table, null));
+    }
   }
 
   /**
@@ -139,13 +164,14 @@ final class TableGuards {
     for (int i = 0; i < guards.size(); i++) { // per execution: no iterator
       Guard g = guards.get(i);
       if (g.resource() == null) {
-        Integer n = announced.get(g.table());
+        String key = g.key();
+        Integer n = announced.get(key);
         if (n == null) {
           all = false;
         } else if (n == 1) {
-          announced.remove(g.table());
+          announced.remove(key);
         } else {
-          announced.put(g.table(), n - 1);
+          announced.put(key, n - 1);
         }
       }
     }
@@ -193,10 +219,13 @@ final class TableGuards {
     return null;
   }
 
+  // table: the name as stored (folded or quoted already), so quoted, not folded again: "Rows_Q" is
+  // not rows_q
   private static boolean isProtected(Connection raw, String table) throws SQLException {
     try (PreparedStatement ps =
         raw.prepareStatement(
-            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?)"
+            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid ="
+                + " to_regclass(pg_catalog.quote_ident(?))"
                 + " AND tgname = 'fencing_protect' AND tgenabled <> 'D')")) {
       ps.setString(1, table);
       try (ResultSet rs = ps.executeQuery()) {
@@ -205,12 +234,64 @@ final class TableGuards {
     }
   }
 
-  /** The table's name without schema and quotes, in lower case unless it was quoted. */
+  /**
+   * The table's name without schema and quotes; unless it was quoted, its ASCII letters in lower
+   * case, as {@link WriteTargets} reads an unquoted name (and a UTF-8 database folds it).
+   */
   private static String normalise(String name) {
     String n = name.trim();
     if (n.length() >= 2 && n.endsWith("\"")) {
       return n.substring(n.lastIndexOf('"', n.length() - 2) + 1, n.length() - 1);
     }
-    return n.substring(n.lastIndexOf('.') + 1).trim().toLowerCase(Locale.ROOT);
+    return WriteTargets.asciiLowerCase(n.substring(n.lastIndexOf('.') + 1).trim());
+  }
+
+  // NAMEDATALEN - 1: the bytes of a name the server keeps
+  private static final int NAME_BYTES = 63;
+
+  /**
+   * {@code name}'s longest prefix of at most {@link #NAME_BYTES} bytes in UTF-8, whole characters.
+   */
+  private static String truncated(String name) {
+    if (name.length() * 3 <= NAME_BYTES) {
+      return name; // even every char at 3 bytes (a surrogate pair is 4 bytes for 2 chars) fits
+    }
+    int bytes = 0;
+    for (int i = 0; i < name.length(); ) {
+      int c = name.codePointAt(i);
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+      if (bytes > NAME_BYTES) {
+        return name.substring(0, i);
+      }
+      i += Character.charCount(c);
+    }
+    return name;
+  }
+
+  /**
+   * What a declared table and a written one are matched by: {@code name} with its non-ASCII letters
+   * in lower case ({@code name} itself if it has none in upper case). PostgreSQL folds an unquoted
+   * name's ASCII letters only, and its other letters with the locale's {@code tolower()} in a
+   * single-byte database but not at all in a UTF-8 one ({@code ÄCCOUNT} is {@code "Äccount"} or
+   * {@code "äccount"}): matching them case-insensitively never misses a declared table under either
+   * folding (a quoted {@code "Äccount"} and {@code "äccount"} match too: a false refusal at worst).
+   * The server truncates a name to {@value #NAME_BYTES} bytes (in UTF-8, at a character's end): so
+   * are both, so that a longer name matches the table it stands for.
+   */
+  static String matchKey(String name) {
+    name = truncated(name);
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c >= 0x80 && Character.toLowerCase(c) != c) {
+        char[] chars = name.toCharArray();
+        for (int k = i; k < chars.length; k++) {
+          if (chars[k] >= 0x80) {
+            chars[k] = Character.toLowerCase(chars[k]);
+          }
+        }
+        return new String(chars);
+      }
+    }
+    return name;
   }
 }

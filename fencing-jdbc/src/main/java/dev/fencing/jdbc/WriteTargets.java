@@ -2,7 +2,8 @@ package dev.fencing.jdbc;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
@@ -13,51 +14,47 @@ import java.util.Locale;
  * searched too (a {@code DO} body or an {@code EXECUTE} string writes what it names), to a bounded
  * depth of literals within literals.
  *
- * <p>{@link TableGuards#writtenTables} merges these targets into its own lexical search: a table
- * counts as often as the more generous of the two finds it (more targets can only refuse more).
+ * <p>These are {@link TableGuards}' only targets. What a comment or a quoted name holds is not one;
+ * where the text's reading is uncertain (a backslash in a plain literal) both readings count, and a
+ * literal nested deeper than the search reads makes every declared table a target: more targets can
+ * only refuse more.
  */
 final class WriteTargets {
   // A literal within a literal within ...: DO $$ ... EXECUTE 'UPDATE t ...' $$ is depth 2.
   private static final int MAX_DEPTH = 4;
 
+  /**
+   * The target of a text holding a literal nested deeper than the search reads: every declared
+   * table. No table is named so: PostgreSQL names hold no NUL, and declarations refuse one.
+   */
+  static final String UNREAD = "\u0000unread";
+
+  // How many texts were searched: the memos' misses (tests).
+  private static final AtomicLong SEARCHES = new AtomicLong();
+
   private WriteTargets() {}
 
-  /**
-   * {@code found} (the targets the caller found) with each table this lexer finds more often added
-   * as many times more, after them; immutable.
-   */
-  static List<String> withLexed(String sql, List<String> found) {
-    List<String> lexed = find(sql);
-    List<String> merged = null;
-    for (int i = 0; i < lexed.size(); i++) {
-      String table = lexed.get(i);
-      if (lexed.indexOf(table) != i) {
-        continue; // counted at its first occurrence
-      }
-      int more = count(lexed, table) - count(found, table);
-      for (int k = 0; k < more; k++) {
-        if (merged == null) {
-          merged = new ArrayList<>(found);
-        }
-        merged.add(table);
-      }
-    }
-    return List.copyOf(merged == null ? found : merged);
+  /** How many texts {@link #find} has searched. */
+  static long searches() {
+    return SEARCHES.get();
   }
 
   /**
    * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
-   * quotes; lower case unless quoted), in order, once per naming.
+   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if a literal
+   * is nested too deep to be read.
    */
   static List<String> find(String sql) {
+    SEARCHES.incrementAndGet();
     List<String> tables = new ArrayList<>(2);
-    SqlLexer standard = new SqlLexer(sql, false);
-    search(sql, standard, 0, tables);
-    if (standard.sawBackslashInPlainLiteral()) {
-      // standard_conforming_strings is unknown here: a backslash may move a literal's end, so
-      // either reading may be the server's; a table counts as often as the readings' maximum
+    boolean[] sawBackslash = {false};
+    search(sql, false, 0, tables, sawBackslash);
+    if (sawBackslash[0]) {
+      // standard_conforming_strings is unknown here: a backslash may move a literal's end, at any
+      // depth (the setting holds for every body the server executes), so either reading may be the
+      // server's; a table counts as often as the readings' maximum
       List<String> escaped = new ArrayList<>(2);
-      search(sql, new SqlLexer(sql, true), 0, escaped);
+      search(sql, true, 0, escaped, sawBackslash);
       return withLexedCounts(tables, escaped);
     }
     return tables;
@@ -86,23 +83,41 @@ final class WriteTargets {
     return n;
   }
 
-  /** Lexes all of {@code sql}, then finds the targets among its tokens. */
-  private static void search(String sql, SqlLexer lexer, int depth, List<String> tables) {
+  /**
+   * Lexes all of {@code sql} ({@code escapes}: a backslash escapes in a plain literal), then finds
+   * the targets among its tokens and in the literals' bodies.
+   */
+  private static void search(
+      String sql, boolean escapes, int depth, List<String> tables, boolean[] sawBackslash) {
+    SqlLexer lexer = new SqlLexer(sql, escapes);
     List<int[]> tokens = new ArrayList<>();
     for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
       tokens.add(new int[] {kind, lexer.tokenStart(), lexer.tokenEnd()});
     }
+    sawBackslash[0] |= lexer.sawBackslashInPlainLiteral();
     for (int t = 0; t < tokens.size(); t++) {
       int[] token = tokens.get(t);
       if (token[0] == SqlLexer.LITERAL) {
+        String body = literalBody(sql, token[1], token[2], escapes);
+        // 'a'<newline>'b' is the one literal 'ab' (continued as E'...' if it opened so): read the
+        // run whole, as a keyword or name split across its parts is the server's
+        boolean prefixed = sql.charAt(token[1]) == 'e' || sql.charAt(token[1]) == 'E';
+        int first = t;
+        while (body != null && sql.charAt(token[1]) != '$' && isContinuation(sql, tokens, t + 1)) {
+          int[] part = tokens.get(++t);
+          String more = literalBody(sql, part[1], part[2], escapes || prefixed);
+          body = more == null ? null : body + more;
+        }
+        if (body != null && isUnicodePrefixed(sql, tokens, first)) {
+          body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
+        }
+        if (body == null) {
+          continue;
+        }
         if (depth < MAX_DEPTH) {
-          String body = literalBody(sql, token[1], token[2]);
-          if (body != null && isUnicodePrefixed(sql, tokens, t)) {
-            body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
-          }
-          if (body != null) {
-            search(body, new SqlLexer(body, false), depth + 1, tables);
-          }
+          search(body, escapes, depth + 1, tables, sawBackslash);
+        } else if (!tables.contains(UNREAD)) {
+          tables.add(UNREAD); // may write anything: every declared table is a target
         }
         continue;
       }
@@ -146,6 +161,18 @@ final class WriteTargets {
   }
 
   /**
+   * Whether token {@code t} is a plain literal {@code '...'} right after a literal with nothing but
+   * white space and comments between: the server continues the literal when a newline is among them
+   * (and refuses the text otherwise, so reading it as continued can only find more).
+   */
+  private static boolean isContinuation(String sql, List<int[]> tokens, int t) {
+    return t < tokens.size()
+        && tokens.get(t)[0] == SqlLexer.LITERAL
+        && sql.charAt(tokens.get(t)[1]) == '\''
+        && tokens.get(t - 1)[0] == SqlLexer.LITERAL;
+  }
+
+  /**
    * Reads {@code [ONLY] name [. name ...]} at token {@code t}, adding its last part to {@code
    * tables}; the token after it, or -1 if there is no name there.
    */
@@ -174,7 +201,7 @@ final class WriteTargets {
           t += 2;
         }
       } else if (token[0] == SqlLexer.WORD) {
-        last = word(sql, token).toLowerCase(Locale.ROOT);
+        last = word(sql, token); // ASCII letters folded, as a UTF-8 database folds (see matchKey)
       } else {
         break;
       }
@@ -285,28 +312,41 @@ final class WriteTargets {
 
   /** The word folded to ASCII lower case, as a keyword is matched. */
   private static String word(String sql, int[] token) {
-    char[] chars = new char[token[2] - token[1]];
-    for (int k = 0; k < chars.length; k++) {
-      char c = sql.charAt(token[1] + k);
-      chars[k] = c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c;
+    return asciiLowerCase(sql.substring(token[1], token[2]));
+  }
+
+  /** {@code text} with its ASCII letters in lower case, and its other characters as they are. */
+  static String asciiLowerCase(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c >= 'A' && c <= 'Z') {
+        char[] chars = text.toCharArray();
+        for (int k = i; k < chars.length; k++) {
+          if (chars[k] >= 'A' && chars[k] <= 'Z') {
+            chars[k] = (char) (chars[k] + ('a' - 'A'));
+          }
+        }
+        return new String(chars);
+      }
     }
-    return new String(chars);
+    return text;
   }
 
   /**
-   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} with
-   * its quote and backslash escapes undone, the body of {@code $tag$...$tag$}; null if it is not
-   * terminated.
+   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} (and
+   * {@code '...'} if {@code escapes}) with its quote and backslash escapes undone, the body of
+   * {@code $tag$...$tag$}; null if it is not terminated.
    */
-  private static String literalBody(String sql, int start, int end) {
+  private static @Nullable String literalBody(String sql, int start, int end, boolean escapes) {
     char first = sql.charAt(start);
     if (first == '$') {
       int tagEnd = sql.indexOf('$', start + 1);
       int bodyEnd = end - (tagEnd + 1 - start);
       return bodyEnd < tagEnd + 1 ? null : sql.substring(tagEnd + 1, bodyEnd);
     }
-    boolean escaped = first == 'e' || first == 'E';
-    int open = escaped ? start + 1 : start;
+    boolean prefixed = first == 'e' || first == 'E';
+    boolean escaped = prefixed || escapes;
+    int open = prefixed ? start + 1 : start;
     if (end - open < 2 || sql.charAt(end - 1) != '\'') {
       return null;
     }

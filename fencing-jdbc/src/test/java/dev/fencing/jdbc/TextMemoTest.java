@@ -145,6 +145,67 @@ class TextMemoTest {
             new TableGuards.Guard("t", "t-other"));
   }
 
+  /**
+   * A text past the per-text length bound (a long native query) is searched once, not at every
+   * execution, and a declaration made after it still counts at once.
+   */
+  @Test
+  void aLongTextIsSearchedOnce() {
+    TableGuards guards = new TableGuards();
+    guards.declare("account", "account-resource");
+    String sql =
+        "UPDATE account SET note = '"
+            + "x".repeat(4 * SqlClassifier.MEMO_TEXT_LENGTH)
+            + "' WHERE id = ?; DELETE FROM audit";
+    long before = WriteTargets.searches();
+    for (int i = 0; i < 3; i++) {
+      assertThat(guards.targets(sql))
+          .containsExactly(new TableGuards.Guard("account", "account-resource"));
+      assertThat(guards.targets(new String(sql.toCharArray())))
+          .containsExactly(new TableGuards.Guard("account", "account-resource"));
+    }
+    guards.declare("audit", null);
+    assertThat(guards.targets(sql))
+        .containsExactly(
+            new TableGuards.Guard("account", "account-resource"),
+            new TableGuards.Guard("audit", null));
+    assertThat(WriteTargets.searches() - before).as("searches of the long text").isEqualTo(1);
+  }
+
+  /** Bounded by characters in all: a long text is kept, and the texts kept never pass the bound. */
+  @Test
+  void aMemoBoundedByCharactersKeepsLongTextsWithinItsBound() {
+    AtomicInteger computed = new AtomicInteger();
+    TextMemo<Integer> memo =
+        TextMemo.boundedByCharacters(
+            text -> {
+              computed.incrementAndGet();
+              return text.length();
+            },
+            100,
+            1_000);
+    String longText = "y".repeat(600);
+    assertThat(memo.get(longText)).isEqualTo(600);
+    assertThat(memo.get(new String(longText.toCharArray()))).isEqualTo(600);
+    assertThat(computed).as("a long text within the bound is computed once").hasValue(1);
+    Random random = new Random(3);
+    for (int i = 0; i < 2_000; i++) {
+      String text = i + "z".repeat(random.nextInt(300));
+      assertThat(memo.get(text)).isEqualTo(text.length());
+      assertThat(memo.characters()).isLessThanOrEqualTo(1_000);
+      assertThat(memo.size()).isLessThanOrEqualTo(100);
+    }
+    computed.set(0);
+    String tooLong = "w".repeat(1_001);
+    memo.get(tooLong);
+    memo.get(tooLong);
+    assertThat(computed).as("a text past the whole bound is computed every time").hasValue(2);
+    assertThat(memo.characters()).isLessThanOrEqualTo(1_000);
+    assertThatThrownBy(() -> TextMemo.boundedByCharacters(String::length, 1, -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxCharacters must not be negative");
+  }
+
   @Test
   void theMemoKeepsAtMostItsBoundAndNoLongText() {
     AtomicInteger computed = new AtomicInteger();

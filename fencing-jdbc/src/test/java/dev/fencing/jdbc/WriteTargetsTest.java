@@ -1,16 +1,15 @@
 package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The target of a write is found wherever comments stand between its keywords and its name, and
- * whatever the name's quoting or schema ({@link TableGuards#writtenTables}, which {@link
- * WriteTargets} completes).
+ * whatever the name's quoting or schema ({@link TableGuards#writtenTables}: {@link WriteTargets}).
  */
 class WriteTargetsTest {
   @ParameterizedTest
@@ -93,6 +92,53 @@ class WriteTargetsTest {
   }
 
   /**
+   * A body the server executes is read as the server reads it under either setting of {@code
+   * standard_conforming_strings}, at every depth: with it off, the {@code DO} body's {@code 'a\\'}
+   * ends at the second quote, so the {@code --} that hides the {@code UPDATE} from the standard
+   * reading is inside a literal (psql: the row is updated).
+   */
+  @Test
+  void aBackslashInABodyIsReadBothWays() {
+    assertThat(
+            TableGuards.writtenTables(
+                "DO $$ BEGIN PERFORM 'a\\' -- '; UPDATE account SET b = 0; END $$"))
+        .containsExactly("account");
+    assertThat(
+            TableGuards.writtenTables(
+                "DO $$ BEGIN EXECUTE $q$SELECT 'a\\' -- '; DELETE FROM account$q$; END $$"))
+        .containsExactly("account");
+  }
+
+  /**
+   * Literals nested deeper than the search reads are not left unread: the text counts as writing
+   * every declared table.
+   */
+  @Test
+  void aBodyNestedBeyondTheSearchWritesEveryDeclaredTable() {
+    String deep =
+        "DO $a$ BEGIN EXECUTE $b$ DO $c$ BEGIN EXECUTE $d$ DO $e$ BEGIN"
+            + " UPDATE account SET b = 0; END $e$ $d$; END $c$ $b$; END $a$";
+    TableGuards guards = new TableGuards();
+    guards.declare("account", "account-resource");
+    guards.declare("other", null);
+    assertThat(guards.targets(deep))
+        .containsExactlyInAnyOrder(
+            new TableGuards.Guard("account", "account-resource"),
+            new TableGuards.Guard("other", null));
+    // one level less is read, and only its table counts
+    String read =
+        "DO $a$ BEGIN EXECUTE $b$ DO $c$ BEGIN EXECUTE $d$"
+            + " UPDATE account SET b = 0 $d$; END $c$ $b$; END $a$";
+    assertThat(guards.targets(read))
+        .containsExactly(new TableGuards.Guard("account", "account-resource"));
+    // no declared table can take the name that stands for every one
+    assertThatThrownBy(() -> guards.declare("\"a\u0000b\"", "r"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("table must be a table name");
+    assertThat(guards.targets("UPDATE \"a\u0000b\" SET x = 1")).isEmpty();
+  }
+
+  /**
    * What the lexical search found before is kept as it was (order, and a table once per naming); a
    * naming that both searches find counts once.
    */
@@ -109,15 +155,12 @@ class WriteTargetsTest {
     assertThat(TableGuards.writtenTables("TRUNCATE a, /*x*/ b, c"))
         .containsExactlyInAnyOrder("a", "b", "c");
     assertThat(TableGuards.writtenTables("SELECT * FROM account")).isEmpty();
-    // the lexer skips what a comment names; the regular expression still counts it (a false
-    // refusal at worst), as before
-    assertThat(WriteTargets.find("SELECT 1 /* UPDATE account */")).isEmpty();
-    assertThat(TableGuards.writtenTables("SELECT 1 /* UPDATE account */"))
-        .containsExactly("account");
+    // what a comment or a quoted name holds is not a target
+    assertThat(TableGuards.writtenTables("SELECT 1 /* UPDATE account */")).isEmpty();
+    assertThat(TableGuards.writtenTables("SELECT 1 AS \"update account\"")).isEmpty();
     assertThat(TableGuards.writtenTables("COPY (SELECT 1) TO STDOUT")).isEmpty();
     assertThat(WriteTargets.find("SELECT '--' ; UPDATE /*x*/ account SET b = 0"))
         .containsExactly("account");
     assertThat(WriteTargets.find("UPDATE /* unterminated account")).isEmpty();
-    assertThat(WriteTargets.withLexed("x", List.of("t"))).containsExactly("t");
   }
 }
