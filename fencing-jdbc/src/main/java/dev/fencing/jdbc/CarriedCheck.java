@@ -192,12 +192,20 @@ final class CarriedCheck implements Carrier {
     if (args == null || args.length < 2 || !(args[0] instanceof Integer)) {
       return; // not a parameter's setter (setMaxRows, setFetchSize, ...)
     }
+    parameters().called(method, args);
+  }
+
+  /**
+   * The parameters set so far, for the setters the statement records without reflection ({@link
+   * RecordedParameters#set}); made at the first setter call.
+   */
+  RecordedParameters parameters() {
     RecordedParameters p = params;
     if (p == null) {
       p = new RecordedParameters();
       params = p;
     }
-    p.called(method, args);
+    return p;
   }
 
   void clearParameters() {

@@ -10,9 +10,10 @@ import java.sql.SQLException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Calls the driver's object behind a proxy, rethrowing its exception unchanged. The connection and
- * its result sets are plain classes ({@link DelegatingConnection}, {@link DelegatingResultSet});
- * statements and database metadata are still proxies.
+ * Calls the driver's object behind a proxy, rethrowing its exception unchanged. The connection, its
+ * statements and its result sets are plain classes ({@link DelegatingConnection}, {@link
+ * DelegatingStatement} and its subclasses, {@link DelegatingResultSet}); database metadata and the
+ * {@code PGConnection} view are still proxies.
  */
 final class Delegation {
   /** What {@link #common} returns for a method it leaves to the caller. */

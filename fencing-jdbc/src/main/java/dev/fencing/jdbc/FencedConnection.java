@@ -66,7 +66,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   }
 
   private Statement statement(Statement statement) {
-    return (Statement) FencedStatement.wrap(this, statement, Statement.class, null);
+    return new FencedStatement(this, statement);
   }
 
   @Override
@@ -101,7 +101,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
 
   /** {@code statement} fenced; {@code args}: those of the {@code prepareStatement} call, boxed. */
   private PreparedStatement prepared(PreparedStatement statement, Object... args) {
-    return (PreparedStatement) FencedStatement.wrap(this, statement, PreparedStatement.class, args);
+    return new FencedPreparedStatement(this, statement, args);
   }
 
   @Override
@@ -120,7 +120,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   }
 
   private CallableStatement callable(CallableStatement statement, Object... args) {
-    return (CallableStatement) FencedStatement.wrap(this, statement, CallableStatement.class, args);
+    return new FencedCallableStatement(this, statement, args);
   }
 
   @Override

@@ -31,9 +31,7 @@ public final class FencedResultSet extends DelegatingResultSet {
       return (Statement) statement;
     }
     Statement rawStatement = raw.getStatement();
-    return rawStatement == null
-        ? null
-        : (Statement) FencedStatement.wrap(connection, rawStatement, Statement.class, null);
+    return rawStatement == null ? null : new FencedStatement(connection, rawStatement);
   }
 
   // An updatable result set writes through the driver's own statement: fence it as a write.

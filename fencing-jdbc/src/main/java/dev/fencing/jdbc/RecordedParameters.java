@@ -39,8 +39,9 @@ final class RecordedParameters {
   private static final Map<Method, Setter> SETTERS = new ConcurrentHashMap<>();
 
   /**
-   * The setters applications (and Hibernate) call most, replayed by a direct call of the same
-   * {@code PreparedStatement} method with the same arguments: no argument array copied, no {@code
+   * The setters applications (and Hibernate) call most, recorded ({@link #setInt} and the like: the
+   * kind and the value, no argument array) and replayed by a direct call of the same {@code
+   * PreparedStatement} method with the same arguments: no argument array copied, no {@code
    * Method.invoke}. Any other setter goes through reflection ({@link #REFLECTIVE}).
    */
   private enum Setter {
@@ -73,17 +74,18 @@ final class RecordedParameters {
   }
 
   // by parameter index (1-based; 0 unused), two slots each, grown as needed: at 2 * index the
-  // setter (a Method), at 2 * index + 1 its arguments (the index first). No object per setter call,
-  // no boxing, no map entry: the proxy's own argument array is kept as it is unless an element must
-  // be copied, and the replay looks the setter's kind up again (SETTERS) when it happens.
+  // setter, at 2 * index + 1 what it was called with. For the setters called most (a Setter kind)
+  // the value itself; for any other (a Method) its arguments, the index first, the caller's array
+  // kept as it is unless an element must be copied, the replay looking the setter's kind up again
+  // (SETTERS) when it happens. No object per setter call but the boxed value, no map entry.
   private @Nullable Object @Nullable [] calls;
   private int count;
   private boolean replayable = true;
 
   /**
-   * Records a call the driver's statement accepted, if it sets a parameter. {@code args} is the
-   * proxy's own array of this call (a new one per call, held by no one after it): kept as it is
-   * unless an element must be copied.
+   * Records a call the driver's statement accepted, if it sets a parameter. {@code args} is an
+   * array made for this call (held by no one after it): kept as it is unless an element must be
+   * copied.
    */
   void called(Method method, Object @Nullable [] args) {
     if (args == null
@@ -112,6 +114,36 @@ final class RecordedParameters {
       }
     }
     put(index, method, kept);
+  }
+
+  /** Records {@code setInt(index, value)}, which the driver's statement accepted. */
+  void setInt(int index, int value) {
+    put(index, Setter.INT, value);
+  }
+
+  /** Records {@code setLong(index, value)}, which the driver's statement accepted. */
+  void setLong(int index, long value) {
+    put(index, Setter.LONG, value);
+  }
+
+  /** Records {@code setString(index, value)}, which the driver's statement accepted. */
+  void setString(int index, @Nullable String value) {
+    put(index, Setter.STRING, value);
+  }
+
+  /** Records {@code setNull(index, sqlType)}, which the driver's statement accepted. */
+  void setNull(int index, int sqlType) {
+    put(index, Setter.NULL, sqlType);
+  }
+
+  /** Records {@code setObject(index, value)}, which the driver's statement accepted. */
+  void setObject(int index, @Nullable Object value) {
+    Object copy = snapshot(value);
+    if (copy == UNREPLAYABLE) {
+      replayable = false; // read once by the driver, or its value as set cannot be kept
+      copy = value;
+    }
+    put(index, Setter.OBJECT, copy);
   }
 
   // what snapshot returns for a value it cannot keep as it is now
@@ -215,7 +247,10 @@ final class RecordedParameters {
     return UNREPLAYABLE;
   }
 
-  private void put(int index, Method setter, Object[] args) {
+  /**
+   * Keeps {@code setter} (a {@link Setter} or a {@link Method}) and {@code value} at {@code index}.
+   */
+  private void put(int index, Object setter, @Nullable Object value) {
     if (index < 0 || index > MAX_INDEX) {
       replayable = false; // no such parameter in PostgreSQL (the driver accepted it anyway)
       return;
@@ -234,7 +269,7 @@ final class RecordedParameters {
       count++;
     }
     all[slot] = setter;
-    all[slot + 1] = args;
+    all[slot + 1] = value;
   }
 
   /** As the driver's {@code clearParameters}. */
@@ -259,10 +294,22 @@ final class RecordedParameters {
       return;
     }
     for (int slot = 0; slot + 1 < all.length; slot += 2) {
+      int at = slot / 2 + shift;
+      if (all[slot] instanceof Setter kind) {
+        Object value = all[slot + 1];
+        switch (kind) {
+          case INT -> c.setInt(at, (Integer) value);
+          case LONG -> c.setLong(at, (Long) value);
+          case STRING -> c.setString(at, (String) value);
+          case OBJECT -> c.setObject(at, value);
+          case NULL -> c.setNull(at, (Integer) value);
+          case REFLECTIVE, NONE -> {} // never kept as a kind
+        }
+        continue;
+      }
       if (!(all[slot] instanceof Method setter) || !(all[slot + 1] instanceof Object[] recorded)) {
         continue;
       }
-      int at = slot / 2 + shift;
       switch (SETTERS.computeIfAbsent(setter, Setter::of)) {
         case INT -> c.setInt(at, (Integer) recorded[1]);
         case LONG -> c.setLong(at, (Long) recorded[1]);

@@ -13,14 +13,18 @@ import java.lang.reflect.Proxy;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.URL;
+import java.sql.CallableStatement;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Calendar;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,11 +33,13 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
- * The plain delegating classes that replaced the JDK proxies of the connection and its result sets
- * hand every method of the JDBC interface (default methods too) to the driver's object: the same
- * method, the same arguments, its result returned as it is. A method left out, or handed to another
- * method or with its arguments mixed up, fails here; the fenced subclasses override only the
- * methods listed, each covered by the tests of what it fences.
+ * The plain delegating classes that replaced the JDK proxies of the connection, its statements and
+ * its result sets hand every method of the JDBC interface (default methods too) to the driver's
+ * object: the same method, the same arguments, its result returned as it is. A method left out, or
+ * handed to another method or with its arguments mixed up, fails here; the fenced subclasses
+ * override only the methods listed, each covered by the tests of what it fences. A prepared
+ * statement's parameter setters also record the call for the carried check's replay: each replays
+ * as the same setter with the same arguments.
  */
 class DelegatingTest {
   @Test
@@ -101,6 +107,206 @@ class DelegatingTest {
             "updateRow()");
   }
 
+  @Test
+  void everyStatementMethodIsHandedToTheDriversStatement() throws Exception {
+    assertEveryMethodForwarded(
+        Statement.class,
+        List.of(DelegatingStatement.class),
+        raw -> new DelegatingStatement<Statement>(raw) {},
+        50);
+  }
+
+  @Test
+  void everyPreparedStatementMethodIsHandedToTheDriversStatement() throws Exception {
+    assertEveryMethodForwarded(
+        PreparedStatement.class,
+        List.of(DelegatingStatement.class, DelegatingPreparedStatement.class),
+        raw -> new DelegatingPreparedStatement<PreparedStatement>(raw) {},
+        100);
+  }
+
+  @Test
+  void everyCallableStatementMethodIsHandedToTheDriversStatement() throws Exception {
+    assertEveryMethodForwarded(
+        CallableStatement.class,
+        List.of(
+            DelegatingStatement.class,
+            DelegatingPreparedStatement.class,
+            DelegatingCallableOutput.class,
+            DelegatingCallableStatement.class),
+        raw -> new DelegatingCallableStatement(raw) {},
+        220);
+  }
+
+  @Test
+  void everyParameterSetterIsHandedOnAndRecordedThenHandedOnWithoutARecording() throws Exception {
+    assertEveryMethodForwarded(
+        PreparedStatement.class,
+        List.of(
+            DelegatingStatement.class,
+            DelegatingPreparedStatement.class,
+            RecordingPreparedStatement.class),
+        raw -> new RecordingPreparedStatement(raw, null) {},
+        100);
+  }
+
+  @Test
+  void everyParameterSetterRecordedReplaysAsTheSameSetterWithTheSameArguments() throws Exception {
+    List<String> failures = new ArrayList<>();
+    int checked = 0;
+    int[] counter = {0};
+    for (Method m : methods(PreparedStatement.class)) {
+      Class<?>[] types = m.getParameterTypes();
+      if (!m.getName().startsWith("set") || types.length < 2 || types[0] != int.class) {
+        continue;
+      }
+      List<Object[]> driverCalls = new ArrayList<>();
+      PreparedStatement raw = recorder(PreparedStatement.class, driverCalls, counter);
+      CarriedCheck carrier =
+          Objects.requireNonNull(
+              CarriedCheck.of(null, raw, PreparedStatement.class, new Object[] {"SELECT 1"}));
+      RecordingPreparedStatement wrapper = new RecordingPreparedStatement(raw, carrier) {};
+      Object[] args = new Object[types.length];
+      for (int i = 0; i < types.length; i++) {
+        args[i] = sample(types[i], ++counter[0]);
+      }
+      args[0] = 3; // a parameter's index
+      implementation(wrapper.getClass(), m).invoke(wrapper, args);
+      List<Object[]> replayed = new ArrayList<>();
+      carrier.parameters().replay(recorder(PreparedStatement.class, replayed, counter), 0);
+      checked++;
+      if (replayed.size() != 1) {
+        failures.add(signature(m) + ": " + replayed.size() + " setter calls replayed");
+        continue;
+      }
+      Method again = (Method) replayed.get(0)[0];
+      Object[] passed = (Object[]) replayed.get(0)[1];
+      if (!again.getName().equals(m.getName())
+          || !Arrays.equals(again.getParameterTypes(), m.getParameterTypes())) {
+        failures.add(signature(m) + ": replayed as " + signature(again));
+      } else if (!Arrays.deepEquals(args, passed)) {
+        failures.add(signature(m) + ": replayed with other arguments");
+      }
+    }
+    assertThat(failures).isEmpty();
+    assertThat(checked).as("setters checked").isGreaterThan(40);
+  }
+
+  @Test
+  void theFencedStatementHandsOnEveryMethodItDoesNotFence() throws Exception {
+    assertEveryMethodForwarded(
+        Statement.class,
+        List.of(DelegatingStatement.class),
+        raw -> new FencedStatement(null, raw),
+        20,
+        FencedStatement.class);
+  }
+
+  @Test
+  void theFencedPreparedStatementHandsOnEveryMethodItDoesNotFence() throws Exception {
+    assertEveryMethodForwarded(
+        PreparedStatement.class,
+        List.of(
+            DelegatingStatement.class,
+            DelegatingPreparedStatement.class,
+            RecordingPreparedStatement.class),
+        raw -> new FencedPreparedStatement(null, raw, null),
+        70,
+        FencedPreparedStatement.class);
+  }
+
+  @Test
+  void theFencedCallableStatementHandsOnEveryMethodItDoesNotFence() throws Exception {
+    assertEveryMethodForwarded(
+        CallableStatement.class,
+        List.of(
+            DelegatingStatement.class,
+            DelegatingPreparedStatement.class,
+            DelegatingCallableOutput.class,
+            DelegatingCallableStatement.class),
+        raw -> new FencedCallableStatement(null, raw, null),
+        180,
+        FencedCallableStatement.class);
+  }
+
+  /** What every fenced statement overrides of {@code Statement} ({@link StatementFence}). */
+  private static final List<String> STATEMENT_FENCED =
+      List.of(
+          "addBatch(String)",
+          "cancel()",
+          "clearBatch()",
+          "clearWarnings()",
+          "close()",
+          "closeOnCompletion()",
+          "execute(String)",
+          "execute(String,String[])",
+          "execute(String,int)",
+          "execute(String,int[])",
+          "executeBatch()",
+          "executeLargeBatch()",
+          "executeLargeUpdate(String)",
+          "executeLargeUpdate(String,String[])",
+          "executeLargeUpdate(String,int)",
+          "executeLargeUpdate(String,int[])",
+          "executeQuery(String)",
+          "executeUpdate(String)",
+          "executeUpdate(String,String[])",
+          "executeUpdate(String,int)",
+          "executeUpdate(String,int[])",
+          "getConnection()",
+          "getGeneratedKeys()",
+          "getLargeUpdateCount()",
+          "getMoreResults()",
+          "getMoreResults(int)",
+          "getResultSet()",
+          "getUpdateCount()",
+          "getWarnings()",
+          "isWrapperFor(Class)",
+          "unwrap(Class)");
+
+  /** What the fenced prepared and callable statements override of {@code PreparedStatement}. */
+  private static final List<String> PREPARED_FENCED =
+      List.of(
+          "addBatch()",
+          "clearParameters()",
+          "execute()",
+          "executeLargeUpdate()",
+          "executeQuery()",
+          "executeUpdate()",
+          "getMetaData()",
+          "getParameterMetaData()");
+
+  @Test
+  void theFencedStatementsOverrideOnlyWhatTheyFence() {
+    assertThat(overridden(FencedStatement.class, Statement.class))
+        .containsExactlyInAnyOrderElementsOf(STATEMENT_FENCED);
+    List<String> prepared = new ArrayList<>(STATEMENT_FENCED);
+    prepared.addAll(PREPARED_FENCED);
+    assertThat(overridden(FencedPreparedStatement.class, PreparedStatement.class))
+        .containsExactlyInAnyOrderElementsOf(prepared);
+    List<String> callable = new ArrayList<>(prepared);
+    callable.addAll(
+        List.of(
+            "getObject(String)",
+            "getObject(String,Class)",
+            "getObject(String,Map)",
+            "getObject(int)",
+            "getObject(int,Class)",
+            "getObject(int,Map)"));
+    assertThat(overridden(FencedCallableStatement.class, CallableStatement.class))
+        .containsExactlyInAnyOrderElementsOf(callable);
+    // the setters of RecordingPreparedStatement: every parameter setter, nothing else
+    List<String> setters = new ArrayList<>();
+    for (Method m : methods(PreparedStatement.class)) {
+      Class<?>[] types = m.getParameterTypes();
+      if (m.getName().startsWith("set") && types.length >= 2 && types[0] == int.class) {
+        setters.add(signature(m));
+      }
+    }
+    assertThat(overridden(RecordingPreparedStatement.class, PreparedStatement.class))
+        .containsExactlyInAnyOrderElementsOf(setters);
+  }
+
   /** The methods of {@code iface} that {@code fenced} itself declares. */
   private static Set<String> overridden(Class<?> fenced, Class<?> iface) {
     Set<String> names = new TreeSet<>();
@@ -115,39 +321,26 @@ class DelegatingTest {
   private static <T> void assertEveryMethodForwarded(
       Class<T> iface, Class<?> base, Function<T, ?> wrap, Class<?>... skipOverridesOf)
       throws Exception {
+    assertEveryMethodForwarded(
+        iface, List.of(base), wrap, skipOverridesOf.length > 0 ? 150 : 50, skipOverridesOf);
+  }
+
+  /**
+   * Every method of {@code iface} not declared by {@code skipOverridesOf} is written out in one of
+   * {@code bases} and hands the call on to the driver's object unchanged; more than {@code atLeast}
+   * methods checked.
+   */
+  private static <T> void assertEveryMethodForwarded(
+      Class<T> iface,
+      List<Class<?>> bases,
+      Function<T, ?> wrap,
+      int atLeast,
+      Class<?>... skipOverridesOf)
+      throws Exception {
     List<String> failures = new ArrayList<>();
     int[] counter = {0};
     List<Object[]> calls = new ArrayList<>(); // {method, args, result}
-    T raw =
-        iface.cast(
-            Proxy.newProxyInstance(
-                iface.getClassLoader(),
-                new Class<?>[] {iface},
-                (self, method, args) -> {
-                  switch (method.getName()) {
-                    case "hashCode":
-                      if (method.getParameterCount() == 0) {
-                        return System.identityHashCode(self);
-                      }
-                      break;
-                    case "equals":
-                      if (method.getParameterCount() == 1
-                          && method.getParameterTypes()[0] == Object.class) {
-                        return self == args[0];
-                      }
-                      break;
-                    case "toString":
-                      if (method.getParameterCount() == 0) {
-                        return "raw";
-                      }
-                      break;
-                    default:
-                      break;
-                  }
-                  Object result = sample(method.getReturnType(), ++counter[0]);
-                  calls.add(new Object[] {method, args == null ? new Object[0] : args, result});
-                  return result;
-                }));
+    T raw = recorder(iface, calls, counter);
     Object wrapper = wrap.apply(raw);
     int checked = 0;
     for (Method m : methods(iface)) {
@@ -155,8 +348,8 @@ class DelegatingTest {
       if (Arrays.asList(skipOverridesOf).contains(impl.getDeclaringClass())) {
         continue;
       }
-      if (impl.getDeclaringClass() != base) {
-        failures.add(signature(m) + ": not written out in " + base.getSimpleName());
+      if (!bases.contains(impl.getDeclaringClass())) {
+        failures.add(signature(m) + ": not written out in " + bases);
         continue;
       }
       Class<?>[] types = m.getParameterTypes();
@@ -200,7 +393,43 @@ class DelegatingTest {
       }
     }
     assertThat(failures).isEmpty();
-    assertThat(checked).as("methods checked").isGreaterThan(skipOverridesOf.length > 0 ? 150 : 50);
+    assertThat(checked).as("methods checked").isGreaterThan(atLeast);
+  }
+
+  /**
+   * A driver's object of {@code iface} that answers every call (but identity's) with a sample value
+   * and keeps it as {method, args, result} in {@code calls}.
+   */
+  private static <T> T recorder(Class<T> iface, List<Object[]> calls, int[] counter) {
+    return iface.cast(
+        Proxy.newProxyInstance(
+            iface.getClassLoader(),
+            new Class<?>[] {iface},
+            (self, method, args) -> {
+              switch (method.getName()) {
+                case "hashCode":
+                  if (method.getParameterCount() == 0) {
+                    return System.identityHashCode(self);
+                  }
+                  break;
+                case "equals":
+                  if (method.getParameterCount() == 1
+                      && method.getParameterTypes()[0] == Object.class) {
+                    return self == args[0];
+                  }
+                  break;
+                case "toString":
+                  if (method.getParameterCount() == 0) {
+                    return "raw";
+                  }
+                  break;
+                default:
+                  break;
+              }
+              Object result = sample(method.getReturnType(), ++counter[0]);
+              calls.add(new Object[] {method, args == null ? new Object[0] : args, result});
+              return result;
+            }));
   }
 
   /**

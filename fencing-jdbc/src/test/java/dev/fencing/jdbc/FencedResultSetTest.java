@@ -9,10 +9,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -139,6 +141,50 @@ class FencedResultSetTest {
             };
         assertThat(value).isInstanceOf(FencedResultSet.class);
         Connection reached = ((ResultSet) value).getStatement().getConnection();
+        assertThat(reached).isSameAs(c);
+        try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 4))) {
+          refused =
+              catchThrowable(
+                  () -> {
+                    try (Statement w = reached.createStatement()) {
+                      w.executeUpdate("INSERT INTO frs VALUES (" + id + ", 'zombie')");
+                    }
+                    reached.commit();
+                  });
+        }
+      }
+      c.rollback();
+    }
+    assertThat(refused).isInstanceOf(StaleFencingTokenException.class);
+    assertThat(queryLong(plain, "SELECT count(*) FROM frs WHERE id = ?", id)).isZero();
+  }
+
+  /**
+   * A callable statement's out parameter that is a refcursor: its result set is fenced too, its
+   * statement the fenced callable statement, whose connection is the fenced one (a zombie's write
+   * through it refused).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"getObject(int)", "getObject(int,Map)", "getObject(int,Class)"})
+  void aCallableStatementsRefcursorLeadsBackToTheFencedStatement(String how) throws Exception {
+    int id = 400 + how.length();
+    String resource = zombieResource();
+    Throwable refused;
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false); // a refcursor lives in its transaction
+      try (CallableStatement cs = c.prepareCall("{? = call frs_cursor()}")) {
+        cs.registerOutParameter(1, Types.OTHER);
+        cs.execute();
+        Object value =
+            switch (how) {
+              case "getObject(int)" -> cs.getObject(1);
+              case "getObject(int,Map)" -> cs.getObject(1, Map.of());
+              default -> cs.getObject(1, ResultSet.class);
+            };
+        assertThat(value).isInstanceOf(FencedResultSet.class);
+        Statement back = ((ResultSet) value).getStatement();
+        assertThat(back).isSameAs(cs);
+        Connection reached = back.getConnection();
         assertThat(reached).isSameAs(c);
         try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 4))) {
           refused =
