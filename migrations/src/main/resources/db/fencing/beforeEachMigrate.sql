@@ -140,3 +140,39 @@ BEGIN
     END IF;
 END
 $prepare$;
+
+-- Before V28 (the fence's history ends at 27): V28 reads the advisory key space from
+-- resource.lock_space's column default with the pattern '^-?[0-9]+', and PostgreSQL prints a
+-- negative integer default as '-5'::integer, so V28 failed ("the default of resource.lock_space is
+-- not an integer") for a deployment whose space set_advisory_key_space had made negative (V34 fixed
+-- the same read in the function). V28 cannot change; so the space is kept in a session setting of
+-- the migration connection and the default set to 0 for V28 to read (only the fast path's constant
+-- comes from it: the rows keep the space, and a constant that is not the rows' only sends checks to
+-- the full path). afterEachMigrate sets the space again with set_advisory_key_space once V28 is in,
+-- in V28's transaction (Flyway runs a migration's callbacks in it, under V28's ACCESS EXCLUSIVE
+-- lock on resource); if V28 fails, the transaction rolls all of it back.
+-- (NegativeKeySpaceMigrationTest)
+DO $keyspace$
+DECLARE
+    v_default text;
+BEGIN
+    IF pg_catalog.to_regclass('${flyway:defaultSchema}.resource') IS NULL
+       OR pg_catalog.to_regclass('${flyway:defaultSchema}.${flyway:table}') IS NULL THEN
+        RETURN;
+    END IF;
+    IF (SELECT h.version FROM ${flyway:defaultSchema}.${flyway:table} h
+         WHERE h.success AND h.version IS NOT NULL
+         ORDER BY h.installed_rank DESC LIMIT 1) IS DISTINCT FROM '27' THEN
+        RETURN;
+    END IF;
+    SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO v_default
+      FROM pg_catalog.pg_attrdef d
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+     WHERE d.adrelid = '${flyway:defaultSchema}.resource'::pg_catalog.regclass AND a.attname = 'lock_space';
+    IF v_default ~ '^''-[0-9]+''::integer$' THEN
+        PERFORM pg_catalog.set_config('fencing.migration_key_space',
+                                      pg_catalog.substring(v_default, '^''(-[0-9]+)''')::integer::text, false);
+        ALTER TABLE ${flyway:defaultSchema}.resource ALTER COLUMN lock_space SET DEFAULT 0;
+    END IF;
+END
+$keyspace$;
