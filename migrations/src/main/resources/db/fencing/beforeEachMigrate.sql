@@ -141,7 +141,7 @@ BEGIN
 END
 $prepare$;
 
--- Before V28 (the fence's history ends at 27): V28 reads the advisory key space from
+-- Before V28 (V27 is in and V28 is not, by the catalog): V28 reads the advisory key space from
 -- resource.lock_space's column default with the pattern '^-?[0-9]+', and PostgreSQL prints a
 -- negative integer default as '-5'::integer, so V28 failed ("the default of resource.lock_space is
 -- not an integer") for a deployment whose space set_advisory_key_space had made negative (V34 fixed
@@ -157,12 +157,19 @@ DECLARE
     v_default text;
 BEGIN
     IF pg_catalog.to_regclass('${flyway:defaultSchema}.resource') IS NULL
-       OR pg_catalog.to_regclass('${flyway:defaultSchema}.${flyway:table}') IS NULL THEN
+       OR pg_catalog.to_regprocedure('${flyway:defaultSchema}.fence(text,bigint)') IS NULL
+       OR pg_catalog.to_regprocedure('${flyway:defaultSchema}.try_acquire(text,text,interval,interval)') IS NULL THEN
         RETURN;
     END IF;
-    IF (SELECT h.version FROM ${flyway:defaultSchema}.${flyway:table} h
-         WHERE h.success AND h.version IS NOT NULL
-         ORDER BY h.installed_rank DESC LIMIT 1) IS DISTINCT FROM '27' THEN
+    -- V28 is next when V27 is in (try_acquire says so) and V28 is not (fence() carries no key
+    -- space constant yet). Read from the catalog, not the history table: in a Flyway group
+    -- (group=true) V27's history row is written only when the whole group is, after V28.
+    IF (SELECT p.prosrc FROM pg_catalog.pg_proc p
+         WHERE p.oid = '${flyway:defaultSchema}.fence(text,bigint)'::pg_catalog.regprocedure)
+           ~ '/\* key space \*/'
+       OR (SELECT p.prosrc FROM pg_catalog.pg_proc p
+            WHERE p.oid = '${flyway:defaultSchema}.try_acquire(text,text,interval,interval)'::pg_catalog.regprocedure)
+           !~ 'The four argument checks of V26 as one condition' THEN
         RETURN;
     END IF;
     SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO v_default

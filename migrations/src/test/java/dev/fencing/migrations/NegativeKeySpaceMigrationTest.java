@@ -26,6 +26,10 @@ class NegativeKeySpaceMigrationTest {
   private static final int DEFAULT_SPACE = 1178946115;
 
   private void migrateTo(String version) {
+    migrateTo(version, false);
+  }
+
+  private void migrateTo(String version, boolean group) {
     Flyway.configure(NegativeKeySpaceMigrationTest.class.getClassLoader())
         .dataSource(db.migrationDataSource())
         .schemas("fencing")
@@ -34,6 +38,7 @@ class NegativeKeySpaceMigrationTest {
         .locations(FencingMigrations.LOCATION)
         .placeholders(Map.of("app_role", db.appRole(), "owner_role", db.ownerRole()))
         .target(version)
+        .group(group)
         .load()
         .migrate();
   }
@@ -54,6 +59,18 @@ class NegativeKeySpaceMigrationTest {
     upgradeWith(-7, false, false);
   }
 
+  /** Set before V27, upgraded in one Flyway group: V27 and V28 share a transaction. */
+  @Test
+  void aNegativeKeySpaceSetBeforeV27SurvivesAGroupedUpgrade() throws SQLException {
+    upgradeWith(-9, "26", true);
+  }
+
+  /** Set before V27, upgraded one migration per transaction. */
+  @Test
+  void aNegativeKeySpaceSetBeforeV27SurvivesAnUpgrade() throws SQLException {
+    upgradeWith(-11, "26", false);
+  }
+
   @Test
   void aPositiveKeySpaceSetBeforeV28SurvivesTheUpgrade() throws SQLException {
     upgradeWith(4242, true, true);
@@ -61,7 +78,17 @@ class NegativeKeySpaceMigrationTest {
 
   private void upgradeWith(int space, boolean fencingMigrations, boolean resourceFirst)
       throws SQLException {
-    migrateTo("27");
+    upgradeWith(space, fencingMigrations, resourceFirst, "27", false);
+  }
+
+  private void upgradeWith(int space, String from, boolean group) throws SQLException {
+    upgradeWith(space, false, true, from, group);
+  }
+
+  private void upgradeWith(
+      int space, boolean fencingMigrations, boolean resourceFirst, String from, boolean group)
+      throws SQLException {
+    migrateTo(from);
     try (Connection c = db.connect()) {
       if (resourceFirst) {
         Fence.acquire(c, "negative-space", "holder-a", LEASE);
@@ -72,7 +99,7 @@ class NegativeKeySpaceMigrationTest {
       if (fencingMigrations) {
         assertThat(Fence.migrate(db)).isEqualTo(Fence.MIGRATIONS - Fence.VERSIONS.indexOf(27) - 1);
       } else {
-        migrateTo("latest");
+        migrateTo("latest", group);
       }
       long token =
           resourceFirst
