@@ -102,4 +102,35 @@ class ProtectFlagIsolationTest extends InterleavingTestBase {
       writer.c().rollback();
     }
   }
+
+  /**
+   * The application's login (a member of the app role, no privilege on the lease table) gets the
+   * same serialization failure: the lease row's share lock is taken by the fence's owner.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  void theApplicationRoleMayRetryAfterAProtect(Isolation isolation) throws SQLException {
+    String res = "protect-flag-app/" + isolation.tag();
+    String table = "protect_flag_app_" + isolation.tag().replace('-', '_');
+    AppRole app = AppRole.create(db, "protect_flag_app");
+    try (Connection observer = db.connect();
+        Connection writer = app.connect()) {
+      writer.setAutoCommit(false);
+      writer.setTransactionIsolation(isolation.jdbcLevel);
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      FenceSql.run(observer, "CREATE TABLE " + table + " (id int)");
+
+      FenceSql.run(writer, "SELECT pg_current_xact_id()"); // the snapshot, before protect
+      FenceSql.run(observer, "SELECT fencing.protect(?::regclass, ?)", table, res);
+      SQLException e = assertFails(SERIALIZATION_FAILURE, () -> Fence.check(writer, res, t1));
+      assertThat(e.getMessage()).contains("was changed after this transaction began");
+      writer.rollback();
+      assertThat(Fence.check(writer, res, t1)).isEqualTo(t1); // the retry
+      writer.commit();
+    } finally {
+      app.close();
+    }
+  }
 }
