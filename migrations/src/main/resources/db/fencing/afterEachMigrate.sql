@@ -7,9 +7,12 @@ DO $$
 DECLARE
     v_space text := pg_catalog.current_setting('fencing.migration_key_space', true);
 BEGIN
-    IF v_space IS NOT NULL AND v_space <> '' THEN
-        PERFORM pg_catalog.set_config('fencing.migration_key_space', '', false);
-        PERFORM ${flyway:defaultSchema}.set_advisory_key_space(v_space::integer);
+    -- only what beforeEachMigrate kept in this transaction ('<xid>:<space>'); any other value
+    -- the session has (PGOPTIONS, ALTER ROLE ... SET) is not the fence's to act on
+    IF v_space ~ '^[0-9]+:-[0-9]+$'
+       AND pg_catalog.split_part(v_space, ':', 1) = pg_catalog.pg_current_xact_id()::text THEN
+        PERFORM pg_catalog.set_config('fencing.migration_key_space', '', true);
+        PERFORM ${flyway:defaultSchema}.set_advisory_key_space(pg_catalog.split_part(v_space, ':', 2)::integer);
     END IF;
     PERFORM ${flyway:defaultSchema}.record_catalog_fingerprint();
 END

@@ -145,8 +145,8 @@ $prepare$;
 -- resource.lock_space's column default with the pattern '^-?[0-9]+', and PostgreSQL prints a
 -- negative integer default as '-5'::integer, so V28 failed ("the default of resource.lock_space is
 -- not an integer") for a deployment whose space set_advisory_key_space had made negative (V34 fixed
--- the same read in the function). V28 cannot change; so the space is kept in a session setting of
--- the migration connection and the default set to 0 for V28 to read (only the fast path's constant
+-- the same read in the function). V28 cannot change; so the space is kept in a setting local to
+-- V28's transaction (tagged with its id) and the default set to 0 for V28 to read (only the fast path's constant
 -- comes from it: the rows keep the space, and a constant that is not the rows' only sends checks to
 -- the full path). afterEachMigrate sets the space again with set_advisory_key_space once V28 is in,
 -- in V28's transaction (Flyway runs a migration's callbacks in it, under V28's ACCESS EXCLUSIVE
@@ -177,8 +177,11 @@ BEGIN
       JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
      WHERE d.adrelid = '${flyway:defaultSchema}.resource'::pg_catalog.regclass AND a.attname = 'lock_space';
     IF v_default ~ '^''-[0-9]+''::integer$' THEN
+        -- tagged with this transaction (afterEachMigrate ignores any other value, e.g. one the
+        -- session was started with) and local to it (V28's: Flyway runs its callbacks in it)
         PERFORM pg_catalog.set_config('fencing.migration_key_space',
-                                      pg_catalog.substring(v_default, '^''(-[0-9]+)''')::integer::text, false);
+                                      pg_catalog.pg_current_xact_id()::text || ':'
+                                      || pg_catalog.substring(v_default, '^''(-[0-9]+)''')::integer::text, true);
         ALTER TABLE ${flyway:defaultSchema}.resource ALTER COLUMN lock_space SET DEFAULT 0;
     END IF;
 END

@@ -10,6 +10,7 @@ import java.util.Map;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A negative advisory key space set before V28 (V10's set_advisory_key_space, as an operator would)
@@ -69,6 +70,32 @@ class NegativeKeySpaceMigrationTest {
   @Test
   void aNegativeKeySpaceSetBeforeV27SurvivesAnUpgrade() throws SQLException {
     upgradeWith(-11, "26", false);
+  }
+
+  /**
+   * The callbacks act only on the space beforeEachMigrate kept in the same transaction: a value of
+   * the setting that the migration session already had (PGOPTIONS, ALTER ROLE ... SET) neither
+   * breaks a first migration nor sets a key space.
+   */
+  @Test
+  void aPresetSessionSettingIsIgnored() throws SQLException {
+    PGSimpleDataSource preset = new PGSimpleDataSource();
+    preset.setURL(db.jdbcUrl());
+    preset.setUser(db.user());
+    if (!db.password().isEmpty()) {
+      preset.setPassword(db.password());
+    }
+    preset.setOptions("-c fencing.migration_key_space=7");
+    assertThat(
+            FencingMigrations.builder(preset)
+                .ownerRole(db.ownerRole())
+                .applicationRole(db.appRole())
+                .build()
+                .migrate())
+        .isEqualTo(Fence.MIGRATIONS);
+    try (Connection c = db.connect()) {
+      assertThat(keySpaceConstants(c)).containsOnly(DEFAULT_SPACE).hasSize(10);
+    }
   }
 
   @Test
