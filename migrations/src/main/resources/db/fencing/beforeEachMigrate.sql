@@ -140,3 +140,49 @@ BEGIN
     END IF;
 END
 $prepare$;
+
+-- Before V28 (V27 is in and V28 is not, by the catalog): V28 reads the advisory key space from
+-- resource.lock_space's column default with the pattern '^-?[0-9]+', and PostgreSQL prints a
+-- negative integer default as '-5'::integer, so V28 failed ("the default of resource.lock_space is
+-- not an integer") for a deployment whose space set_advisory_key_space had made negative (V34 fixed
+-- the same read in the function). V28 cannot change; so the space is kept in a setting local to
+-- V28's transaction (tagged with its id) and the default set to 0 for V28 to read (only the fast path's constant
+-- comes from it: the rows keep the space, and a constant that is not the rows' only sends checks to
+-- the full path). afterEachMigrate sets the space again with set_advisory_key_space once V28 is in,
+-- in V28's transaction (Flyway runs a migration's callbacks in it, under V28's ACCESS EXCLUSIVE
+-- lock on resource); if V28 fails, the transaction rolls all of it back.
+-- (NegativeKeySpaceMigrationTest)
+DO $keyspace$
+DECLARE
+    v_default text;
+BEGIN
+    IF pg_catalog.to_regclass('${flyway:defaultSchema}.resource') IS NULL
+       OR pg_catalog.to_regprocedure('${flyway:defaultSchema}.fence(text,bigint)') IS NULL
+       OR pg_catalog.to_regprocedure('${flyway:defaultSchema}.try_acquire(text,text,interval,interval)') IS NULL THEN
+        RETURN;
+    END IF;
+    -- V28 is next when V27 is in (try_acquire says so) and V28 is not (fence() carries no key
+    -- space constant yet). Read from the catalog, not the history table: in a Flyway group
+    -- (group=true) V27's history row is written only when the whole group is, after V28.
+    IF (SELECT p.prosrc FROM pg_catalog.pg_proc p
+         WHERE p.oid = '${flyway:defaultSchema}.fence(text,bigint)'::pg_catalog.regprocedure)
+           ~ '/\* key space \*/'
+       OR (SELECT p.prosrc FROM pg_catalog.pg_proc p
+            WHERE p.oid = '${flyway:defaultSchema}.try_acquire(text,text,interval,interval)'::pg_catalog.regprocedure)
+           !~ 'The four argument checks of V26 as one condition' THEN
+        RETURN;
+    END IF;
+    SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO v_default
+      FROM pg_catalog.pg_attrdef d
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+     WHERE d.adrelid = '${flyway:defaultSchema}.resource'::pg_catalog.regclass AND a.attname = 'lock_space';
+    IF v_default ~ '^''-[0-9]+''::integer$' THEN
+        -- tagged with this transaction (afterEachMigrate ignores any other value, e.g. one the
+        -- session was started with) and local to it (V28's: Flyway runs its callbacks in it)
+        PERFORM pg_catalog.set_config('fencing.migration_key_space',
+                                      pg_catalog.pg_current_xact_id()::text || ':'
+                                      || pg_catalog.substring(v_default, '^''(-[0-9]+)''')::integer::text, true);
+        ALTER TABLE ${flyway:defaultSchema}.resource ALTER COLUMN lock_space SET DEFAULT 0;
+    END IF;
+END
+$keyspace$;

@@ -170,6 +170,42 @@ class AdvisoryKeySpaceTest extends InterleavingTestBase {
     }
   }
 
+  /**
+   * V35: a key space changed and changed back after the snapshot (V32's catalog read sees no
+   * change) updated the row and issued nothing: the current token's check may retry.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  void aKeySpaceChangedAndChangedBackAfterTheSnapshotMayRetry(Isolation isolation)
+      throws SQLException {
+    String res = "key-space-back/" + isolation.tag();
+    try (Connection observer = db.connect();
+        Session admin = Interleaving.session(db);
+        Session writer = Interleaving.writer(db, isolation)) {
+      long t1 = Fence.acquire(observer, res, "holder-a", LEASE);
+      try {
+        begin(writer, isolation);
+        FenceSql.run(writer.c(), "SELECT pg_current_xact_id()"); // the snapshot
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) OTHER_SPACE);
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
+        SQLException e = assertFails(SERIALIZATION_FAILURE, () -> Fence.check(writer.c(), res, t1));
+        assertThat(e.getMessage()).doesNotContain("stale");
+        writer.c().rollback();
+        begin(writer, isolation); // the retry
+        assertThat(Fence.check(writer.c(), res, t1)).isEqualTo(t1);
+        writer.c().commit();
+      } finally {
+        writer.c().rollback();
+        FenceSql.longValue(
+            admin.c(), "SELECT fencing.set_advisory_key_space(?)", (int) DEFAULT_SPACE);
+      }
+    }
+  }
+
   @Test
   void aNullKeySpaceIsRefusedAndChangesNothing() throws SQLException {
     try (Connection c = db.connect()) {

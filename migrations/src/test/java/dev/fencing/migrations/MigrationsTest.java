@@ -178,7 +178,8 @@ class MigrationsTest {
               "29 lease issuing in line true",
               "30 carried check without a call true",
               "32 leftovers of the reviews true",
-              "34 negative key space returned true");
+              "34 negative key space returned true",
+              "35 protect flag retries true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
