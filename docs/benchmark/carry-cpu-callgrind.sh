@@ -30,7 +30,7 @@ CONF
     rm -f $dir/cg.[0-9]*
     FENCING_TEST_JDBC_URL=jdbc:postgresql://127.0.0.1:$2/postgres FENCING_TEST_USER=postgres \
       ./mvnw -q -o -pl fencing-jdbc -am -Dsurefire.failIfNoSpecifiedTests=false \
-      -Dtest=CarryCpuProbe -Dfencing.deployerRun.skip=true -Dprobe.cg=$dir/map.txt \
+      -Dtest=${PROBE:-CarryCpuProbe} -Dfencing.deployerRun.skip=true -Dprobe.cg=$dir/map.txt \
       -Dprobe.n=${3:-500} ${4:+-Dprobe.variants=$4} verify
     ;;
   report)

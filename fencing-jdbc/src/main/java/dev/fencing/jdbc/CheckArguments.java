@@ -122,16 +122,6 @@ final class CheckArguments {
     return f.returned(form, bindings.get(0).token().resource(), n, space);
   }
 
-  /** The check's first argument: the resource ({@code check_one}) or an array of them. */
-  Object first() throws SQLException {
-    return bindings.size() == 1 ? bindings.get(0).token().resource() : resources();
-  }
-
-  /** The check's second argument: the token ({@code check_one}) or an array of them. */
-  Object second() throws SQLException {
-    return bindings.size() == 1 ? (Object) bindings.get(0).token().value() : tokens();
-  }
-
   private Array resources() throws SQLException {
     Array a = resources;
     if (a == null) {

@@ -31,19 +31,24 @@ final class TokenChecker {
    */
   private record Call(String many, String one) {
     /**
-     * The commit's check: {@code check_one} or {@code check_tokens} if the transaction wrote (it
-     * has a transaction id, however the write was hidden), else NULL. That is {@code
-     * check_tokens_if_written}'s own first test, in SQL, as {@link CheckLiteral#ifWritten} makes
-     * it: a transaction that wrote nothing calls no function (a {@code SECURITY DEFINER} call with
-     * its own search_path is most of what an empty check cost the backend), and one that wrote
-     * binds no arrays for one token. pg_catalog named, so no function on the search path can stand
-     * in for the test.
+     * The commit's check: {@code SELECT <schema>.check_one(?, ?) WHERE
+     * pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL} ({@code check_tokens} for several):
+     * the check's row if the transaction wrote (it has a transaction id, however the write was
+     * hidden), else no row. That is {@code check_tokens_if_written}'s own first test, in SQL: a
+     * transaction that wrote nothing calls no function (a {@code SECURITY DEFINER} call with its
+     * own search_path is most of what an empty check cost the backend), and one that wrote binds no
+     * arrays for one token. The test is a qual without columns, which PostgreSQL evaluates before
+     * the select list (a Result node's one-time filter), in a custom or a generic plan alike (the
+     * function is not immutable, so no plan holds its value). It costs the backend fewer
+     * instructions than {@link CheckLiteral#IF_WRITTEN}'s CASE
+     * (docs/benchmark/read-only-commit.md). pg_catalog named, so no function on the search path can
+     * stand in for the test.
      */
     static Call ifWritten(String schema, String after) {
-      String written = CheckLiteral.IF_WRITTEN;
+      String written = " WHERE pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL" + after;
       return new Call(
-          written + schema + ".check_tokens(?, ?) END" + after,
-          written + schema + ".check_one(?, ?) END" + after);
+          "SELECT " + schema + ".check_tokens(?, ?)" + written,
+          "SELECT " + schema + ".check_one(?, ?)" + written);
     }
 
     /**
@@ -120,6 +125,14 @@ final class TokenChecker {
   void checkAndCommit(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
     run(connection, bindings, checkAndCommitSql);
+  }
+
+  /**
+   * The text {@link #checkAndCommit} sends for {@code tokens} tokens: the check and {@code COMMIT},
+   * its parameters the resource and token ({@code check_one}) or two arrays ({@code check_tokens}).
+   */
+  String checkAndCommitSql(int tokens) {
+    return tokens == 1 ? checkAndCommitSql.one() : checkAndCommitSql.many();
   }
 
   /**
@@ -216,14 +229,12 @@ final class TokenChecker {
     CheckArguments check =
         new CheckArguments(connection, one ? call.one() : call.many(), schema, bindings);
     long start = System.nanoTime();
-    Object advanced;
+    @Nullable Integer advanced;
     try (PreparedStatement ps = connection.prepareStatement(check.sql())) {
-      ps.setObject(1, check.first()); // a resource and its token, or two arrays
-      ps.setObject(2, check.second());
-      ps.execute(); // the check's row; then, for checkAndCommit, the COMMIT's count
+      check.bind(ps); // a resource and its token, or two arrays
+      ps.execute(); // the check's row, none if it did not run; then, for checkAndCommit, COMMIT's
       try (ResultSet rs = ps.getResultSet()) {
-        rs.next();
-        advanced = rs.getObject(1);
+        advanced = check.returned(rs.next() ? rs : null);
       }
       while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
         // drain the COMMIT's result
@@ -238,8 +249,8 @@ final class TokenChecker {
       }
       throw refuse(connection, refusal, true);
     }
-    if (advanced instanceof Number n) {
-      metrics.checked(bindings.size(), n.intValue(), System.nanoTime() - start);
+    if (advanced != null) {
+      metrics.checked(bindings.size(), advanced, System.nanoTime() - start);
       return true;
     }
     return false;
