@@ -22,9 +22,12 @@ final class CheckLiteral {
   private CheckLiteral() {}
 
   /**
-   * The test that a transaction wrote, which the commit's check runs first ({@code
+   * The test that a transaction wrote, which the check behind an autocommit read runs first ({@code
    * check_tokens_if_written}'s own first test, in SQL): the check behind it runs only when the
    * transaction has an id. pg_catalog named, so no function on the search path can stand in for it.
+   * (The commit's check, {@link TokenChecker}, puts the same test in a {@code WHERE} and returns no
+   * row when it fails: measured cheaper with bound parameters; this literal form, read as one row,
+   * is kept for the read, docs/benchmark/read-only-commit.md.)
    */
   static final String IF_WRITTEN =
       "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE ";
@@ -37,9 +40,10 @@ final class CheckLiteral {
   /**
    * {@code SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE
    * <schema>.check_one(E'<resource>', <token>::bigint) END} ({@code check_tokens} with arrays for
-   * several): the check a {@code COMMIT} runs ({@link TokenChecker}), with literal arguments,
-   * behind a read in autocommit ({@link CheckedRead}). A read that wrote nothing calls no function
-   * (a SECURITY DEFINER function with its own search_path costs the backend more than the read).
+   * several): the commit's check ({@link TokenChecker}, there with a {@code WHERE}) with literal
+   * arguments, behind a read in autocommit ({@link CheckedRead}). A read that wrote nothing calls
+   * no function (a SECURITY DEFINER function with its own search_path costs the backend more than
+   * the read).
    */
   static String ifWritten(String schema, List<FencingContext.Binding> bindings) {
     StringBuilder b = new StringBuilder(128 + 32 * bindings.size()).append(IF_WRITTEN);

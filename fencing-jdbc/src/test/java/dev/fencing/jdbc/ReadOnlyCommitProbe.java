@@ -125,6 +125,8 @@ class ReadOnlyCommitProbe {
         all.put("case-literal" + m, new Variant(mode, check(caseLiteral, "", true)));
         all.put("where-typed" + m, new Variant(mode, check(whereParam, "typed", false)));
         all.put("where-literal" + m, new Variant(mode, check(whereLiteral, "", false)));
+        // the floor of any check sent with the COMMIT: a statement that calls nothing
+        all.put("floor" + m, new Variant(mode, check("SELECT 1 WHERE false; COMMIT", "", false)));
         all.put("fenced" + m, new Variant(mode, null));
       }
       String only = System.getProperty("probe.variants", "");
