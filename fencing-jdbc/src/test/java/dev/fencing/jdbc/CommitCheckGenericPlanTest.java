@@ -31,7 +31,9 @@ import org.postgresql.jdbc.PreferQueryMode;
  * token is refused (ZF001) and commits nothing, one that wrote nothing commits without calling the
  * check function (with a stale token, which the function would refuse), one that wrote with current
  * tokens commits. The generic plan is built while read-only and written transactions alternate, so
- * a plan that held either answer of the test that the transaction wrote would decide wrongly.
+ * a plan that held either answer of the test that the transaction wrote would decide wrongly. The
+ * check before a {@code COMMIT} in SQL text ({@link TokenChecker#checkIfWritten}, the same test
+ * without the {@code COMMIT}) likewise, and it reports a check only where the transaction wrote.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class CommitCheckGenericPlanTest {
@@ -143,6 +145,72 @@ class CommitCheckGenericPlanTest {
             FencingTestSupport.queryLong(
                 plain, "SELECT count(*) FROM commit_plan WHERE kase = ?", kase))
         .isEqualTo(8 + 2);
+  }
+
+  static Stream<Arguments> sqlCommitCases() {
+    List<Arguments> all = new ArrayList<>();
+    for (PreferQueryMode mode : PreferQueryMode.values()) {
+      for (AutoSave autosave : new AutoSave[] {AutoSave.NEVER, AutoSave.ALWAYS}) {
+        for (String plan : new String[] {"force_generic_plan", "auto"}) {
+          all.add(Arguments.of(mode, autosave, plan));
+        }
+      }
+    }
+    return all.stream();
+  }
+
+  /**
+   * The check before a {@code COMMIT} in SQL text ({@link TokenChecker#checkIfWritten}: the same
+   * test, without the {@code COMMIT}) in a custom and a generic plan: it reports a check only for a
+   * transaction that wrote (no row back is no check), calls nothing for one that wrote nothing (a
+   * stale token, which the function would refuse), and refuses a stale token that wrote.
+   */
+  @ParameterizedTest(name = "{0} autosave {1} {2}")
+  @MethodSource("sqlCommitCases")
+  void theCheckBeforeACommitInSqlDecidesTheSameInEveryPlan(
+      PreferQueryMode mode, AutoSave autosave, String plan) throws SQLException {
+    int kase = CASES.incrementAndGet();
+    String resource = externalResource(plain, "commit-plan-sql-" + kase, 5);
+    List<FencingContext.Binding> ok = bindings(FencingToken.of(resource, 5));
+    List<FencingContext.Binding> old = bindings(FencingToken.of(resource, 4));
+    PGSimpleDataSource source = new PGSimpleDataSource();
+    source.setUrl(db.jdbcUrl());
+    source.setUser(db.user());
+    source.setPassword(db.password());
+    source.setPreferQueryMode(mode);
+    source.setAutosave(autosave);
+    int id = kase * 100;
+    try (Connection c = source.getConnection()) {
+      exec(c, "SET plan_cache_mode = " + plan);
+      c.setAutoCommit(false);
+      for (int i = 0; i < 16; i++) {
+        boolean write = i % 2 == 1;
+        if (write) {
+          exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
+        } else {
+          exec(c, "SELECT count(*) FROM commit_plan");
+        }
+        assertThat(checker.checkIfWritten(c, write ? ok : old))
+            .as("checked exactly when the transaction wrote")
+            .isEqualTo(write);
+        c.commit();
+      }
+      if (mode != PreferQueryMode.SIMPLE) {
+        assertThat(genericPlans(c)).as("the check ran in a generic plan").isPositive();
+      }
+      exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
+      int refused = id;
+      assertThatThrownBy(() -> checker.checkIfWritten(c, old))
+          .isInstanceOf(StaleFencingTokenException.class)
+          .extracting(e -> ((SQLException) e).getSQLState())
+          .isEqualTo("ZF001");
+      assertThat(count(c, refused)).as("nothing of the refused transaction").isZero();
+      c.commit();
+    }
+    assertThat(
+            FencingTestSupport.queryLong(
+                plain, "SELECT count(*) FROM commit_plan WHERE kase = ?", kase))
+        .isEqualTo(8);
   }
 
   private static long count(Connection c, int id) throws SQLException {
