@@ -3,7 +3,6 @@ package dev.fencing.jdbc;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
@@ -98,18 +97,18 @@ final class WriteTargets {
     for (int t = 0; t < tokens.size(); t++) {
       int[] token = tokens.get(t);
       if (token[0] == SqlLexer.LITERAL) {
-        String body = literalBody(sql, token[1], token[2], escapes);
+        String body = LiteralText.body(sql, token[1], token[2], escapes);
         // 'a'<newline>'b' is the one literal 'ab' (continued as E'...' if it opened so): read the
         // run whole, as a keyword or name split across its parts is the server's
         boolean prefixed = sql.charAt(token[1]) == 'e' || sql.charAt(token[1]) == 'E';
         int first = t;
         while (body != null && sql.charAt(token[1]) != '$' && isContinuation(sql, tokens, t + 1)) {
           int[] part = tokens.get(++t);
-          String more = literalBody(sql, part[1], part[2], escapes || prefixed);
+          String more = LiteralText.body(sql, part[1], part[2], escapes || prefixed);
           body = more == null ? null : body + more;
         }
-        if (body != null && isUnicodePrefixed(sql, tokens, first)) {
-          body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
+        if (body != null && LiteralText.isUnicodePrefixed(sql, tokens, first)) {
+          body = LiteralText.unicodeDecoded(body, LiteralText.escapeCharacter(sql, tokens, t + 1));
         }
         if (body == null) {
           continue;
@@ -193,10 +192,12 @@ final class WriteTargets {
       } else if (token[0] == SqlLexer.WORD
           && t + 2 < tokens.size()
           && tokens.get(t + 2)[0] == SqlLexer.QUOTED_IDENTIFIER
-          && isUnicodePrefixed(sql, tokens, t + 2)) {
+          && LiteralText.isUnicodePrefixed(sql, tokens, t + 2)) {
         // U&"..." [UESCAPE 'c']: the name is what its escapes stand for
         t += 2;
-        last = unicodeDecoded(quotedName(sql, tokens.get(t)), escapeCharacter(sql, tokens, t + 1));
+        last =
+            LiteralText.unicodeDecoded(
+                quotedName(sql, tokens.get(t)), LiteralText.escapeCharacter(sql, tokens, t + 1));
         if (isWord(sql, tokens, t + 1, "uescape")) {
           t += 2;
         }
@@ -226,81 +227,7 @@ final class WriteTargets {
     return sql.substring(token[1] + 1, Math.max(token[1] + 1, token[2] - 1)).replace("\"\"", "\"");
   }
 
-  /**
-   * Whether token {@code t} (a literal or quoted identifier) is written {@code U&'...'} or {@code
-   * U&"..."}: the word {@code U} and {@code &} right before it, with nothing between.
-   */
-  private static boolean isUnicodePrefixed(String sql, List<int[]> tokens, int t) {
-    if (t < 2) {
-      return false;
-    }
-    int[] u = tokens.get(t - 2);
-    int[] amp = tokens.get(t - 1);
-    int start = tokens.get(t)[1];
-    return sql.charAt(start) != '$'
-        && amp[0] == SqlLexer.OTHER
-        && amp[2] == start
-        && amp[1] == start - 1
-        && sql.charAt(amp[1]) == '&'
-        && u[0] == SqlLexer.WORD
-        && u[2] == amp[1]
-        && u[2] - u[1] == 1
-        && (sql.charAt(u[1]) == 'u' || sql.charAt(u[1]) == 'U');
-  }
-
-  /** The escape character a {@code UESCAPE 'c'} at token {@code t} names; a backslash without. */
-  private static char escapeCharacter(String sql, List<int[]> tokens, int t) {
-    if (isWord(sql, tokens, t, "uescape") && t + 1 < tokens.size()) {
-      int[] literal = tokens.get(t + 1);
-      if (literal[0] == SqlLexer.LITERAL
-          && literal[2] - literal[1] == 3
-          && sql.charAt(literal[1]) == '\'') {
-        return sql.charAt(literal[1] + 1);
-      }
-    }
-    return '\\';
-  }
-
-  /**
-   * {@code text} with PostgreSQL's Unicode escapes ({@code \XXXX}, {@code \+XXXXXX}, a doubled
-   * escape character) replaced by what they stand for; an escape that is not one is kept as it is
-   * (the server refuses the statement).
-   */
-  private static String unicodeDecoded(String text, char escape) {
-    if (text.indexOf(escape) < 0) {
-      return text;
-    }
-    StringBuilder b = new StringBuilder(text.length());
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c != escape || i + 1 >= text.length()) {
-        b.append(c);
-      } else if (text.charAt(i + 1) == escape) {
-        b.append(escape);
-        i++;
-      } else if (text.charAt(i + 1) == '+' && hexDigits(text, i + 2, 6) == 6) {
-        b.appendCodePoint(Integer.parseInt(text.substring(i + 2, i + 8), 16));
-        i += 7;
-      } else if (hexDigits(text, i + 1, 4) == 4) {
-        b.append((char) Integer.parseInt(text.substring(i + 1, i + 5), 16));
-        i += 4;
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
-  }
-
-  /** How many hexadecimal digits (at most {@code max}) {@code text} has from {@code from}. */
-  private static int hexDigits(String text, int from, int max) {
-    int n = 0;
-    while (n < max && from + n < text.length() && Character.digit(text.charAt(from + n), 16) >= 0) {
-      n++;
-    }
-    return n;
-  }
-
-  private static boolean isWord(String sql, List<int[]> tokens, int t, String keyword) {
+  static boolean isWord(String sql, List<int[]> tokens, int t, String keyword) {
     return t < tokens.size()
         && tokens.get(t)[0] == SqlLexer.WORD
         && word(sql, tokens.get(t)).equals(keyword);
@@ -330,87 +257,5 @@ final class WriteTargets {
       }
     }
     return text;
-  }
-
-  /**
-   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} (and
-   * {@code '...'} if {@code escapes}) with its quote and backslash escapes undone, the body of
-   * {@code $tag$...$tag$}; null if it is not terminated.
-   */
-  private static @Nullable String literalBody(String sql, int start, int end, boolean escapes) {
-    char first = sql.charAt(start);
-    if (first == '$') {
-      int tagEnd = sql.indexOf('$', start + 1);
-      int bodyEnd = end - (tagEnd + 1 - start);
-      return bodyEnd < tagEnd + 1 ? null : sql.substring(tagEnd + 1, bodyEnd);
-    }
-    boolean prefixed = first == 'e' || first == 'E';
-    boolean escaped = prefixed || escapes;
-    int open = prefixed ? start + 1 : start;
-    if (end - open < 2 || sql.charAt(end - 1) != '\'') {
-      return null;
-    }
-    String body = sql.substring(open + 1, end - 1);
-    if (!escaped) {
-      return body.replace("''", "'");
-    }
-    // as the server reads E'...': \b \f \n \r \t, octal \ooo, \xhh, \\uXXXX, \\UXXXXXXXX, else
-    // the character itself; '' is a quote
-    StringBuilder b = new StringBuilder(body.length());
-    for (int i = 0; i < body.length(); i++) {
-      char c = body.charAt(i);
-      if (c == '\'' && i + 1 < body.length()) {
-        b.append(body.charAt(++i));
-      } else if (c != '\\' || i + 1 >= body.length()) {
-        b.append(c);
-      } else {
-        char e = body.charAt(++i);
-        int n;
-        switch (e) {
-          case 'b' -> b.append('\b');
-          case 'f' -> b.append('\f');
-          case 'n' -> b.append('\n');
-          case 'r' -> b.append('\r');
-          case 't' -> b.append('\t');
-          case 'x' -> {
-            n = hexDigits(body, i + 1, 2);
-            if (n == 0) {
-              b.append(e);
-            } else {
-              b.append((char) Integer.parseInt(body.substring(i + 1, i + 1 + n), 16));
-              i += n;
-            }
-          }
-          case 'u', 'U' -> {
-            int want = e == 'u' ? 4 : 8;
-            if (hexDigits(body, i + 1, want) == want) {
-              b.appendCodePoint(
-                  Math.min(
-                      Character.MAX_CODE_POINT,
-                      (int) Long.parseLong(body.substring(i + 1, i + 1 + want), 16)));
-              i += want;
-            } else {
-              b.append(e);
-            }
-          }
-          default -> {
-            if (e >= '0' && e <= '7') {
-              n = 1;
-              while (n < 3
-                  && i + n < body.length()
-                  && body.charAt(i + n) >= '0'
-                  && body.charAt(i + n) <= '7') {
-                n++;
-              }
-              b.append((char) (Integer.parseInt(body.substring(i, i + n), 8) & 0xFF));
-              i += n - 1;
-            } else {
-              b.append(e);
-            }
-          }
-        }
-      }
-    }
-    return b.toString();
   }
 }
