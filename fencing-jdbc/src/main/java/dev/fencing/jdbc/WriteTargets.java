@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,7 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>These are {@link TableGuards}' only targets. What a comment or a quoted name holds is not one;
  * where the text's reading is uncertain (a backslash in a plain literal) both readings count, and a
  * literal nested deeper than the search reads makes every declared table a target: more targets can
- * only refuse more.
+ * only refuse more. So does text run that cannot be read here: in a body, a PL/pgSQL {@code
+ * EXECUTE} of anything but one literal ({@code format(...)}, a concatenation, a variable), and a
+ * {@code format} placeholder ({@code %I}, {@code %s}) where a written table's name stands. A
+ * top-level {@code EXECUTE name} is marked for {@link PreparedExecutions}: what it writes is the
+ * statement the connection prepared under that name.
  */
 final class WriteTargets {
   // A literal within a literal within ...: DO $$ ... EXECUTE 'UPDATE t ...' $$ is depth 2.
@@ -40,8 +45,10 @@ final class WriteTargets {
 
   /**
    * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
-   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if a literal
-   * is nested too deep to be read.
+   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if some text
+   * it runs cannot be read (a literal nested too deep, a dynamic {@code EXECUTE}, a {@code format}
+   * placeholder); {@link PreparedExecutions#MARKER} and the name for an {@code EXECUTE} of a
+   * prepared statement.
    */
   static List<String> find(String sql) {
     SEARCHES.incrementAndGet();
@@ -94,8 +101,13 @@ final class WriteTargets {
       tokens.add(new int[] {kind, lexer.tokenStart(), lexer.tokenEnd()});
     }
     sawBackslash[0] |= lexer.sawBackslashInPlainLiteral();
+    int statementStart = 0;
     for (int t = 0; t < tokens.size(); t++) {
       int[] token = tokens.get(t);
+      if (token[0] == SqlLexer.SEMICOLON) {
+        statementStart = t + 1;
+        continue;
+      }
       if (token[0] == SqlLexer.LITERAL) {
         String body = LiteralText.body(sql, token[1], token[2], escapes);
         // 'a'<newline>'b' is the one literal 'ab' (continued as E'...' if it opened so): read the
@@ -115,8 +127,8 @@ final class WriteTargets {
         }
         if (depth < MAX_DEPTH) {
           search(body, escapes, depth + 1, tables, sawBackslash);
-        } else if (!tables.contains(UNREAD)) {
-          tables.add(UNREAD); // may write anything: every declared table is a target
+        } else {
+          unread(tables); // may write anything: every declared table is a target
         }
         continue;
       }
@@ -154,9 +166,68 @@ final class WriteTargets {
           }
         }
         case "copy" -> name(sql, tokens, t + 1, tables);
+        case "execute" -> {
+          if (depth == 0) {
+            PreparedExecutions.find(sql, tokens, t, statementStart, tables);
+          } else {
+            dynamic(sql, tokens, t, statementStart, tables);
+          }
+        }
         default -> {}
       }
     }
+  }
+
+  // The words after which PL/pgSQL's EXECUTE starts a statement, or an OPEN/FOR/RETURN QUERY's
+  // dynamic part: BEGIN EXECUTE, THEN EXECUTE, FOR r IN EXECUTE, RETURN QUERY EXECUTE, ...
+  private static final Set<String> BEFORE_DYNAMIC =
+      Set.of("begin", "then", "else", "loop", "in", "query", "for");
+
+  // What may follow the literal of EXECUTE '...' (nothing else computes the string).
+  private static final Set<String> AFTER_DYNAMIC_LITERAL = Set.of("using", "into", "loop");
+
+  /**
+   * In a body (a literal: PL/pgSQL), {@code EXECUTE} at token {@code t}: if it runs a string that
+   * is not one literal ({@code format(...)}, {@code 'UPDATE ' || t}, a variable), the text it runs
+   * cannot be read here, and the body writes every declared table. A literal is searched as any
+   * literal is; a word {@code execute} that starts no statement (a column's name) is no {@code
+   * EXECUTE}.
+   */
+  private static void dynamic(
+      String sql, List<int[]> tokens, int t, int statementStart, List<String> tables) {
+    if (t != statementStart
+        && !(tokens.get(t - 1)[0] == SqlLexer.WORD
+            && BEFORE_DYNAMIC.contains(word(sql, tokens.get(t - 1))))) {
+      return;
+    }
+    int n = t + 1;
+    if (n < tokens.size() && tokens.get(n)[0] == SqlLexer.LITERAL) {
+      n++;
+      while (isContinuation(sql, tokens, n)) {
+        n++;
+      }
+      if (n >= tokens.size()
+          || tokens.get(n)[0] == SqlLexer.SEMICOLON
+          || (tokens.get(n)[0] == SqlLexer.WORD
+              && AFTER_DYNAMIC_LITERAL.contains(word(sql, tokens.get(n))))) {
+        return; // one literal: searched where the loop reaches it
+      }
+    }
+    unread(tables);
+  }
+
+  /** Adds {@link #UNREAD} (once): every declared table is a target. */
+  static void unread(List<String> tables) {
+    if (!tables.contains(UNREAD)) {
+      tables.add(UNREAD);
+    }
+  }
+
+  /** Whether token {@code t} is a {@code %} (a {@code format} placeholder's start). */
+  private static boolean isPlaceholder(String sql, List<int[]> tokens, int t) {
+    return t < tokens.size()
+        && tokens.get(t)[0] == SqlLexer.OTHER
+        && sql.charAt(tokens.get(t)[1]) == '%';
   }
 
   /**
@@ -173,7 +244,8 @@ final class WriteTargets {
 
   /**
    * Reads {@code [ONLY] name [. name ...]} at token {@code t}, adding its last part to {@code
-   * tables}; the token after it, or -1 if there is no name there.
+   * tables} ({@link #UNREAD} too where a {@code format} placeholder stands in or next to it); the
+   * token after it, or -1 if there is no name there.
    */
   private static int name(String sql, List<int[]> tokens, int t, List<String> tables) {
     boolean parenthesised = false;
@@ -213,6 +285,11 @@ final class WriteTargets {
         break;
       }
     }
+    if (isPlaceholder(sql, tokens, t) || (last != null && last.indexOf('%') >= 0)) {
+      // UPDATE %I, UPDATE s.%I, UPDATE t_%s, UPDATE "%s": a format string, its table filled in
+      // later; what it will be cannot be read here
+      unread(tables);
+    }
     if (last == null) {
       return -1;
     }
@@ -223,7 +300,7 @@ final class WriteTargets {
     return t;
   }
 
-  private static String quotedName(String sql, int[] token) {
+  static String quotedName(String sql, int[] token) {
     return sql.substring(token[1] + 1, Math.max(token[1] + 1, token[2] - 1)).replace("\"\"", "\"");
   }
 
@@ -238,7 +315,7 @@ final class WriteTargets {
   }
 
   /** The word folded to ASCII lower case, as a keyword is matched. */
-  private static String word(String sql, int[] token) {
+  static String word(String sql, int[] token) {
     return asciiLowerCase(sql.substring(token[1], token[2]));
   }
 
