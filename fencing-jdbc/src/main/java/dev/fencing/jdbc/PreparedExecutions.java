@@ -79,7 +79,8 @@ final class PreparedExecutions {
 
   /**
    * Whether the {@code execute} at {@code t} is the statement: its first word, or after {@code
-   * EXPLAIN}'s options, or {@code CREATE TABLE ... AS}.
+   * EXPLAIN}'s options, or {@code CREATE TABLE ... AS} (under {@code EXPLAIN} too: {@code EXPLAIN
+   * ANALYZE CREATE TABLE x AS EXECUTE p} runs {@code p}).
    */
   private static boolean startsStatement(
       String sql, List<int[]> tokens, int t, int statementStart) {
@@ -87,13 +88,26 @@ final class PreparedExecutions {
       return true;
     }
     int[] before = tokens.get(t - 1);
-    if (WriteTargets.isWord(sql, tokens, statementStart, "explain")) {
-      return before[0] == SqlLexer.RIGHT_PAREN
-          || (before[0] == SqlLexer.WORD
-              && EXPLAIN_OPTIONS.contains(WriteTargets.word(sql, before)));
+    boolean explain = WriteTargets.isWord(sql, tokens, statementStart, "explain");
+    if (WriteTargets.isWord(sql, tokens, t - 1, "as")) {
+      return WriteTargets.isWord(sql, tokens, statementStart, "create")
+          || (explain && containsWord(sql, tokens, statementStart + 1, t - 1, "create"));
     }
-    return WriteTargets.isWord(sql, tokens, statementStart, "create")
-        && WriteTargets.isWord(sql, tokens, t - 1, "as");
+    return explain
+        && (before[0] == SqlLexer.RIGHT_PAREN
+            || (before[0] == SqlLexer.WORD
+                && EXPLAIN_OPTIONS.contains(WriteTargets.word(sql, before))));
+  }
+
+  /** Whether a token from {@code from} to before {@code to} is the word {@code keyword}. */
+  private static boolean containsWord(
+      String sql, List<int[]> tokens, int from, int to, String keyword) {
+    for (int i = from; i < to; i++) {
+      if (WriteTargets.isWord(sql, tokens, i, keyword)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The prepared statement's name at token {@code t}, as the server stores it; null if unread. */

@@ -85,6 +85,10 @@ class DynamicTargetTest {
         try (PreparedStatement ps = c.prepareStatement("EXECUTE dyn_p(9)")) {
           assertThatThrownBy(ps::executeUpdate).isInstanceOf(MissingFencingTokenException.class);
         }
+        // EXPLAIN ANALYZE runs the CREATE TABLE ... AS EXECUTE, and so the UPDATE prepared
+        assertThatThrownBy(
+                () -> exec(c, "EXPLAIN ANALYZE CREATE TEMP TABLE dyn_x AS EXECUTE dyn_p(6)"))
+            .isInstanceOf(MissingFencingTokenException.class);
         if (!autocommit) {
           c.rollback();
         }
@@ -169,6 +173,28 @@ class DynamicTargetTest {
       }
     }
     assertThat(value()).isEqualTo(5);
+  }
+
+  /**
+   * In a transaction an error has aborted, the lookup fails as the {@code EXECUTE} itself would:
+   * the server's own error, not a refusal, and the transaction rolls back as usual.
+   */
+  @Test
+  void inAnAbortedTransactionTheServersErrorSurfaces() throws SQLException {
+    try (Connection c = fenced.getConnection();
+        FencingScope scope = Fencing.bind(holder)) {
+      exec(c, "PREPARE dyn_r AS UPDATE dyn_account SET v = 2 WHERE id = 1");
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> exec(c, "SELECT 1 / 0")).isInstanceOf(SQLException.class);
+      assertThatThrownBy(() -> update(c, "EXECUTE dyn_r"))
+          .isInstanceOf(SQLException.class)
+          .isNotInstanceOf(FencingRefusedException.class)
+          .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25P02"));
+      c.rollback();
+      assertThat(update(c, "EXECUTE dyn_r")).isEqualTo(1);
+      c.commit();
+    }
+    assertThat(value()).isEqualTo(2);
   }
 
   /** A column named {@code execute} is no {@code EXECUTE}: no round trip, no refusal. */

@@ -186,6 +186,11 @@ class WriteTargetsTest {
         .containsExactly(prepared("p"));
     assertThat(WriteTargets.find("CREATE TEMP TABLE x AS EXECUTE p"))
         .containsExactly(prepared("p"));
+    // EXPLAIN ANALYZE runs the CREATE TABLE ... AS EXECUTE, and so the prepared statement
+    assertThat(WriteTargets.find("EXPLAIN ANALYZE CREATE TABLE x AS EXECUTE p"))
+        .containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("EXPLAIN (ANALYZE) CREATE TEMP TABLE x (a) AS EXECUTE p(1)"))
+        .containsExactly(prepared("p"));
     assertThat(WriteTargets.find("EXECUTE p(1); UPDATE account SET b = 0"))
         .containsExactly(prepared("p"), "account");
     assertThat(WriteTargets.find("EXECUTE " + "p".repeat(70)))
@@ -208,6 +213,7 @@ class WriteTargetsTest {
       strings = {
         "SELECT execute FROM account",
         "SELECT 1 AS execute",
+        "EXPLAIN SELECT 1 AS execute",
         "SELECT a.execute, execute FROM account a WHERE execute > 0",
         "INSERT INTO ledger (execute) VALUES (1)",
         "UPDATE ledger SET execute = 1",
