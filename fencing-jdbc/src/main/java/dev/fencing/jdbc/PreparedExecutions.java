@@ -27,8 +27,10 @@ final class PreparedExecutions {
   /** Marks a target as the statement prepared under the name that follows. */
   static final String MARKER = "\u0000execute ";
 
+  // pg_catalog's operator named: no "=" on the search path can answer for it
   private static final String QUERY =
-      "SELECT statement FROM pg_catalog.pg_prepared_statements WHERE name = ?";
+      "SELECT statement FROM pg_catalog.pg_prepared_statements"
+          + " WHERE name OPERATOR(pg_catalog.=) ?";
 
   // EXPLAIN ANALYZE EXECUTE p, EXPLAIN (ANALYZE) EXECUTE p run p
   private static final Set<String> EXPLAIN_OPTIONS =
