@@ -246,7 +246,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
    * #execute(SqlClassifier.Classification, JdbcCall)}).
    */
   @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
-    List<TableGuards.Guard> guards = checker.guards().targets(sql);
+    List<TableGuards.Guard> guards = checker.guards().targets(raw, sql);
     return execute(
         SqlClassifier.classify(sql),
         guards,

@@ -99,7 +99,7 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
     String name = execution.jdbcName;
     boolean isBatch = execution.batch;
     String sql = sqlOf(args, isBatch);
-    List<TableGuards.Guard> guards = connection.guards().targets(sql);
+    List<TableGuards.Guard> guards = connection.guards().targets(connection.raw(), sql);
     boolean unannounced =
         !guards.isEmpty() && (isBatch ? batchUnannounced : !TableGuards.announced(guards));
     CarriedCheck c = carrier;
@@ -148,9 +148,9 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
     ((PreparedStatement) raw).addBatch();
   }
 
-  private void preparedBatchRow() {
+  private void preparedBatchRow() throws SQLException {
     if (preparedSql != null) {
-      List<TableGuards.Guard> guards = connection.guards().targets(preparedSql);
+      List<TableGuards.Guard> guards = connection.guards().targets(connection.raw(), preparedSql);
       batchUnannounced |= !guards.isEmpty() && !TableGuards.announced(guards);
     }
   }
@@ -298,7 +298,7 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
         return call.call(); // described, not run
       }
       String sql = preparedSql != null ? preparedSql : "";
-      List<TableGuards.Guard> guards = connection.guards().targets(sql);
+      List<TableGuards.Guard> guards = connection.guards().targets(connection.raw(), sql);
       return connection.execute(
           kindOf(null, false),
           guards,

@@ -34,6 +34,13 @@ final class TableGuards {
    */
   private record Declared(String table, Set<String> resources, Set<String> perRowTables) {}
 
+  /**
+   * A text's guards: {@code closed} counts each {@code EXECUTE name} as every declared table (what
+   * {@link #targets(String)} answers without a connection), {@code own} counts it as nothing, and
+   * {@code prepared} names the statements it executes, asked per execution.
+   */
+  private record Targets(List<Guard> closed, List<Guard> own, List<String> prepared) {}
+
   // matchKey(table) -> the tables and their resources; several when entities share a table
   private final Map<String, Declared> guards = new ConcurrentHashMap<>();
   private static final ThreadLocal<Map<String, Integer>> ANNOUNCED =
@@ -51,12 +58,13 @@ final class TableGuards {
   // The guards of each text under the current declarations (issue 13: Hibernate prepares a new
   // statement for every execution, so this is asked once per execution of every statement). A
   // declaration replaces the memo, so that an answer never predates a declaration it should see.
-  private volatile TextMemo<List<Guard>> targets = newTargets();
+  private volatile TextMemo<Targets> targets = newTargets();
 
   TableGuards() {}
 
-  private TextMemo<List<Guard>> newTargets() {
-    return TextMemo.boundedByCharacters(this::lookUp, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
+  private TextMemo<Targets> newTargets() {
+    return TextMemo.boundedByCharacters(
+        this::lookUpTargets, SqlClassifier.MEMO_ENTRIES, MEMO_CHARACTERS);
   }
 
   /**
@@ -112,26 +120,69 @@ final class TableGuards {
 
   /**
    * The declared tables {@code sql} writes; empty (and cheap) when none is declared. What {@link
-   * #lookUp} returns, kept per text until the next declaration.
+   * #lookUp} returns, kept per text until the next declaration: without the connection, the
+   * statement an {@code EXECUTE name} runs is unknown, and it writes every declared table.
    */
   List<Guard> targets(String sql) {
     if (guards.isEmpty()) {
       return List.of();
     }
-    return targets.get(sql);
+    return targets.get(sql).closed();
   }
 
-  /** The declared tables {@code sql} writes, looked up in the declarations now (immutable). */
+  /**
+   * The declared tables {@code sql} writes when it runs on {@code raw}: as {@link
+   * #targets(String)}, but an {@code EXECUTE name} writes what the statement {@code raw} prepared
+   * under that name writes, its text asked of the server ({@link PreparedExecutions}; a round trip
+   * for such a text only); every declared table if there is none, or if that text is itself one to
+   * ask about.
+   */
+  List<Guard> targets(Connection raw, String sql) throws SQLException {
+    if (guards.isEmpty()) {
+      return List.of();
+    }
+    Targets found = targets.get(sql);
+    if (found.prepared().isEmpty()) {
+      return found.own();
+    }
+    List<Guard> all = new ArrayList<>(found.own());
+    for (String name : found.prepared()) {
+      String statement = PreparedExecutions.statement(raw, name);
+      Targets executed = statement == null ? null : targets.get(statement);
+      if (executed == null || !executed.prepared().isEmpty()) {
+        addEveryDeclared(all);
+      } else {
+        all.addAll(executed.own());
+      }
+    }
+    return List.copyOf(all);
+  }
+
+  /**
+   * The declared tables {@code sql} writes, looked up in the declarations now (immutable); an
+   * {@code EXECUTE name} writes every one.
+   */
   List<Guard> lookUp(String sql) {
+    return lookUpTargets(sql).closed();
+  }
+
+  private Targets lookUpTargets(String sql) {
     List<Guard> found = null;
+    List<String> prepared = List.of();
     for (String key : WRITTEN.get(sql)) {
+      String name = PreparedExecutions.name(key);
+      if (name != null) {
+        if (prepared.isEmpty()) {
+          prepared = new ArrayList<>(1);
+        }
+        prepared.add(name);
+        continue;
+      }
       if (key.equals(WriteTargets.UNREAD)) {
         if (found == null) {
           found = new ArrayList<>(guards.size());
         }
-        for (Declared declared : guards.values()) {
-          addGuards(found, declared);
-        }
+        addEveryDeclared(found);
         continue;
       }
       Declared declared = guards.get(matchKey(key));
@@ -142,7 +193,19 @@ final class TableGuards {
         addGuards(found, declared);
       }
     }
-    return found == null ? List.of() : List.copyOf(found);
+    List<Guard> own = found == null ? List.of() : List.copyOf(found);
+    if (prepared.isEmpty()) {
+      return new Targets(own, own, List.of());
+    }
+    List<Guard> closed = new ArrayList<>(own);
+    addEveryDeclared(closed);
+    return new Targets(List.copyOf(closed), own, List.copyOf(prepared));
+  }
+
+  private void addEveryDeclared(List<Guard> found) {
+    for (Declared declared : guards.values()) {
+      addGuards(found, declared);
+    }
   }
 
   private static void addGuards(List<Guard> found, Declared declared) {
@@ -252,7 +315,7 @@ final class TableGuards {
   /**
    * {@code name}'s longest prefix of at most {@link #NAME_BYTES} bytes in UTF-8, whole characters.
    */
-  private static String truncated(String name) {
+  static String truncated(String name) {
     if (name.length() * 3 <= NAME_BYTES) {
       return name; // even every char at 3 bytes (a surrogate pair is 4 bytes for 2 chars) fits
     }

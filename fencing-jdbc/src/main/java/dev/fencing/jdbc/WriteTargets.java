@@ -2,8 +2,8 @@ package dev.fencing.jdbc;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The tables a SQL text names as the target of a write, found with {@link SqlLexer}: comments
@@ -17,7 +17,11 @@ import org.jspecify.annotations.Nullable;
  * <p>These are {@link TableGuards}' only targets. What a comment or a quoted name holds is not one;
  * where the text's reading is uncertain (a backslash in a plain literal) both readings count, and a
  * literal nested deeper than the search reads makes every declared table a target: more targets can
- * only refuse more.
+ * only refuse more. So does text run that cannot be read here: in a body, a PL/pgSQL {@code
+ * EXECUTE} of anything but one literal ({@code format(...)}, a concatenation, a variable), and a
+ * {@code format} placeholder ({@code %I}, {@code %s}) where a written table's name stands. A
+ * top-level {@code EXECUTE name} is marked for {@link PreparedExecutions}: what it writes is the
+ * statement the connection prepared under that name.
  */
 final class WriteTargets {
   // A literal within a literal within ...: DO $$ ... EXECUTE 'UPDATE t ...' $$ is depth 2.
@@ -41,8 +45,10 @@ final class WriteTargets {
 
   /**
    * The targets of {@code sql}, normalised as {@link TableGuards} declares tables (no schema or
-   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if a literal
-   * is nested too deep to be read.
+   * quotes; lower case unless quoted), in order, once per naming; {@link #UNREAD} once if some text
+   * it runs cannot be read (a literal nested too deep, a dynamic {@code EXECUTE}, a {@code format}
+   * placeholder); {@link PreparedExecutions#MARKER} and the name for an {@code EXECUTE} of a
+   * prepared statement.
    */
   static List<String> find(String sql) {
     SEARCHES.incrementAndGet();
@@ -95,29 +101,34 @@ final class WriteTargets {
       tokens.add(new int[] {kind, lexer.tokenStart(), lexer.tokenEnd()});
     }
     sawBackslash[0] |= lexer.sawBackslashInPlainLiteral();
+    int statementStart = 0;
     for (int t = 0; t < tokens.size(); t++) {
       int[] token = tokens.get(t);
+      if (token[0] == SqlLexer.SEMICOLON) {
+        statementStart = t + 1;
+        continue;
+      }
       if (token[0] == SqlLexer.LITERAL) {
-        String body = literalBody(sql, token[1], token[2], escapes);
+        String body = LiteralText.body(sql, token[1], token[2], escapes);
         // 'a'<newline>'b' is the one literal 'ab' (continued as E'...' if it opened so): read the
         // run whole, as a keyword or name split across its parts is the server's
         boolean prefixed = sql.charAt(token[1]) == 'e' || sql.charAt(token[1]) == 'E';
         int first = t;
         while (body != null && sql.charAt(token[1]) != '$' && isContinuation(sql, tokens, t + 1)) {
           int[] part = tokens.get(++t);
-          String more = literalBody(sql, part[1], part[2], escapes || prefixed);
+          String more = LiteralText.body(sql, part[1], part[2], escapes || prefixed);
           body = more == null ? null : body + more;
         }
-        if (body != null && isUnicodePrefixed(sql, tokens, first)) {
-          body = unicodeDecoded(body, escapeCharacter(sql, tokens, t + 1));
+        if (body != null && LiteralText.isUnicodePrefixed(sql, tokens, first)) {
+          body = LiteralText.unicodeDecoded(body, LiteralText.escapeCharacter(sql, tokens, t + 1));
         }
         if (body == null) {
           continue;
         }
         if (depth < MAX_DEPTH) {
           search(body, escapes, depth + 1, tables, sawBackslash);
-        } else if (!tables.contains(UNREAD)) {
-          tables.add(UNREAD); // may write anything: every declared table is a target
+        } else {
+          unread(tables); // may write anything: every declared table is a target
         }
         continue;
       }
@@ -155,9 +166,68 @@ final class WriteTargets {
           }
         }
         case "copy" -> name(sql, tokens, t + 1, tables);
+        case "execute" -> {
+          if (depth == 0) {
+            PreparedExecutions.find(sql, tokens, t, statementStart, tables);
+          } else {
+            dynamic(sql, tokens, t, statementStart, tables);
+          }
+        }
         default -> {}
       }
     }
+  }
+
+  // The words after which PL/pgSQL's EXECUTE starts a statement, or an OPEN/FOR/RETURN QUERY's
+  // dynamic part: BEGIN EXECUTE, THEN EXECUTE, FOR r IN EXECUTE, RETURN QUERY EXECUTE, ...
+  private static final Set<String> BEFORE_DYNAMIC =
+      Set.of("begin", "then", "else", "loop", "in", "query", "for");
+
+  // What may follow the literal of EXECUTE '...' (nothing else computes the string).
+  private static final Set<String> AFTER_DYNAMIC_LITERAL = Set.of("using", "into", "loop");
+
+  /**
+   * In a body (a literal: PL/pgSQL), {@code EXECUTE} at token {@code t}: if it runs a string that
+   * is not one literal ({@code format(...)}, {@code 'UPDATE ' || t}, a variable), the text it runs
+   * cannot be read here, and the body writes every declared table. A literal is searched as any
+   * literal is; a word {@code execute} that starts no statement (a column's name) is no {@code
+   * EXECUTE}.
+   */
+  private static void dynamic(
+      String sql, List<int[]> tokens, int t, int statementStart, List<String> tables) {
+    if (t != statementStart
+        && !(tokens.get(t - 1)[0] == SqlLexer.WORD
+            && BEFORE_DYNAMIC.contains(word(sql, tokens.get(t - 1))))) {
+      return;
+    }
+    int n = t + 1;
+    if (n < tokens.size() && tokens.get(n)[0] == SqlLexer.LITERAL) {
+      n++;
+      while (isContinuation(sql, tokens, n)) {
+        n++;
+      }
+      if (n >= tokens.size()
+          || tokens.get(n)[0] == SqlLexer.SEMICOLON
+          || (tokens.get(n)[0] == SqlLexer.WORD
+              && AFTER_DYNAMIC_LITERAL.contains(word(sql, tokens.get(n))))) {
+        return; // one literal: searched where the loop reaches it
+      }
+    }
+    unread(tables);
+  }
+
+  /** Adds {@link #UNREAD} (once): every declared table is a target. */
+  static void unread(List<String> tables) {
+    if (!tables.contains(UNREAD)) {
+      tables.add(UNREAD);
+    }
+  }
+
+  /** Whether token {@code t} is a {@code %} (a {@code format} placeholder's start). */
+  private static boolean isPlaceholder(String sql, List<int[]> tokens, int t) {
+    return t < tokens.size()
+        && tokens.get(t)[0] == SqlLexer.OTHER
+        && sql.charAt(tokens.get(t)[1]) == '%';
   }
 
   /**
@@ -174,7 +244,8 @@ final class WriteTargets {
 
   /**
    * Reads {@code [ONLY] name [. name ...]} at token {@code t}, adding its last part to {@code
-   * tables}; the token after it, or -1 if there is no name there.
+   * tables} ({@link #UNREAD} too where a {@code format} placeholder stands in or next to it); the
+   * token after it, or -1 if there is no name there.
    */
   private static int name(String sql, List<int[]> tokens, int t, List<String> tables) {
     boolean parenthesised = false;
@@ -193,10 +264,12 @@ final class WriteTargets {
       } else if (token[0] == SqlLexer.WORD
           && t + 2 < tokens.size()
           && tokens.get(t + 2)[0] == SqlLexer.QUOTED_IDENTIFIER
-          && isUnicodePrefixed(sql, tokens, t + 2)) {
+          && LiteralText.isUnicodePrefixed(sql, tokens, t + 2)) {
         // U&"..." [UESCAPE 'c']: the name is what its escapes stand for
         t += 2;
-        last = unicodeDecoded(quotedName(sql, tokens.get(t)), escapeCharacter(sql, tokens, t + 1));
+        last =
+            LiteralText.unicodeDecoded(
+                quotedName(sql, tokens.get(t)), LiteralText.escapeCharacter(sql, tokens, t + 1));
         if (isWord(sql, tokens, t + 1, "uescape")) {
           t += 2;
         }
@@ -212,6 +285,11 @@ final class WriteTargets {
         break;
       }
     }
+    if (isPlaceholder(sql, tokens, t) || (last != null && last.indexOf('%') >= 0)) {
+      // UPDATE %I, UPDATE s.%I, UPDATE t_%s, UPDATE "%s": a format string, its table filled in
+      // later; what it will be cannot be read here
+      unread(tables);
+    }
     if (last == null) {
       return -1;
     }
@@ -222,85 +300,11 @@ final class WriteTargets {
     return t;
   }
 
-  private static String quotedName(String sql, int[] token) {
+  static String quotedName(String sql, int[] token) {
     return sql.substring(token[1] + 1, Math.max(token[1] + 1, token[2] - 1)).replace("\"\"", "\"");
   }
 
-  /**
-   * Whether token {@code t} (a literal or quoted identifier) is written {@code U&'...'} or {@code
-   * U&"..."}: the word {@code U} and {@code &} right before it, with nothing between.
-   */
-  private static boolean isUnicodePrefixed(String sql, List<int[]> tokens, int t) {
-    if (t < 2) {
-      return false;
-    }
-    int[] u = tokens.get(t - 2);
-    int[] amp = tokens.get(t - 1);
-    int start = tokens.get(t)[1];
-    return sql.charAt(start) != '$'
-        && amp[0] == SqlLexer.OTHER
-        && amp[2] == start
-        && amp[1] == start - 1
-        && sql.charAt(amp[1]) == '&'
-        && u[0] == SqlLexer.WORD
-        && u[2] == amp[1]
-        && u[2] - u[1] == 1
-        && (sql.charAt(u[1]) == 'u' || sql.charAt(u[1]) == 'U');
-  }
-
-  /** The escape character a {@code UESCAPE 'c'} at token {@code t} names; a backslash without. */
-  private static char escapeCharacter(String sql, List<int[]> tokens, int t) {
-    if (isWord(sql, tokens, t, "uescape") && t + 1 < tokens.size()) {
-      int[] literal = tokens.get(t + 1);
-      if (literal[0] == SqlLexer.LITERAL
-          && literal[2] - literal[1] == 3
-          && sql.charAt(literal[1]) == '\'') {
-        return sql.charAt(literal[1] + 1);
-      }
-    }
-    return '\\';
-  }
-
-  /**
-   * {@code text} with PostgreSQL's Unicode escapes ({@code \XXXX}, {@code \+XXXXXX}, a doubled
-   * escape character) replaced by what they stand for; an escape that is not one is kept as it is
-   * (the server refuses the statement).
-   */
-  private static String unicodeDecoded(String text, char escape) {
-    if (text.indexOf(escape) < 0) {
-      return text;
-    }
-    StringBuilder b = new StringBuilder(text.length());
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c != escape || i + 1 >= text.length()) {
-        b.append(c);
-      } else if (text.charAt(i + 1) == escape) {
-        b.append(escape);
-        i++;
-      } else if (text.charAt(i + 1) == '+' && hexDigits(text, i + 2, 6) == 6) {
-        b.appendCodePoint(Integer.parseInt(text.substring(i + 2, i + 8), 16));
-        i += 7;
-      } else if (hexDigits(text, i + 1, 4) == 4) {
-        b.append((char) Integer.parseInt(text.substring(i + 1, i + 5), 16));
-        i += 4;
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
-  }
-
-  /** How many hexadecimal digits (at most {@code max}) {@code text} has from {@code from}. */
-  private static int hexDigits(String text, int from, int max) {
-    int n = 0;
-    while (n < max && from + n < text.length() && Character.digit(text.charAt(from + n), 16) >= 0) {
-      n++;
-    }
-    return n;
-  }
-
-  private static boolean isWord(String sql, List<int[]> tokens, int t, String keyword) {
+  static boolean isWord(String sql, List<int[]> tokens, int t, String keyword) {
     return t < tokens.size()
         && tokens.get(t)[0] == SqlLexer.WORD
         && word(sql, tokens.get(t)).equals(keyword);
@@ -311,7 +315,7 @@ final class WriteTargets {
   }
 
   /** The word folded to ASCII lower case, as a keyword is matched. */
-  private static String word(String sql, int[] token) {
+  static String word(String sql, int[] token) {
     return asciiLowerCase(sql.substring(token[1], token[2]));
   }
 
@@ -330,87 +334,5 @@ final class WriteTargets {
       }
     }
     return text;
-  }
-
-  /**
-   * The text inside a literal token: {@code '...'} with doubled quotes undone, {@code E'...'} (and
-   * {@code '...'} if {@code escapes}) with its quote and backslash escapes undone, the body of
-   * {@code $tag$...$tag$}; null if it is not terminated.
-   */
-  private static @Nullable String literalBody(String sql, int start, int end, boolean escapes) {
-    char first = sql.charAt(start);
-    if (first == '$') {
-      int tagEnd = sql.indexOf('$', start + 1);
-      int bodyEnd = end - (tagEnd + 1 - start);
-      return bodyEnd < tagEnd + 1 ? null : sql.substring(tagEnd + 1, bodyEnd);
-    }
-    boolean prefixed = first == 'e' || first == 'E';
-    boolean escaped = prefixed || escapes;
-    int open = prefixed ? start + 1 : start;
-    if (end - open < 2 || sql.charAt(end - 1) != '\'') {
-      return null;
-    }
-    String body = sql.substring(open + 1, end - 1);
-    if (!escaped) {
-      return body.replace("''", "'");
-    }
-    // as the server reads E'...': \b \f \n \r \t, octal \ooo, \xhh, \\uXXXX, \\UXXXXXXXX, else
-    // the character itself; '' is a quote
-    StringBuilder b = new StringBuilder(body.length());
-    for (int i = 0; i < body.length(); i++) {
-      char c = body.charAt(i);
-      if (c == '\'' && i + 1 < body.length()) {
-        b.append(body.charAt(++i));
-      } else if (c != '\\' || i + 1 >= body.length()) {
-        b.append(c);
-      } else {
-        char e = body.charAt(++i);
-        int n;
-        switch (e) {
-          case 'b' -> b.append('\b');
-          case 'f' -> b.append('\f');
-          case 'n' -> b.append('\n');
-          case 'r' -> b.append('\r');
-          case 't' -> b.append('\t');
-          case 'x' -> {
-            n = hexDigits(body, i + 1, 2);
-            if (n == 0) {
-              b.append(e);
-            } else {
-              b.append((char) Integer.parseInt(body.substring(i + 1, i + 1 + n), 16));
-              i += n;
-            }
-          }
-          case 'u', 'U' -> {
-            int want = e == 'u' ? 4 : 8;
-            if (hexDigits(body, i + 1, want) == want) {
-              b.appendCodePoint(
-                  Math.min(
-                      Character.MAX_CODE_POINT,
-                      (int) Long.parseLong(body.substring(i + 1, i + 1 + want), 16)));
-              i += want;
-            } else {
-              b.append(e);
-            }
-          }
-          default -> {
-            if (e >= '0' && e <= '7') {
-              n = 1;
-              while (n < 3
-                  && i + n < body.length()
-                  && body.charAt(i + n) >= '0'
-                  && body.charAt(i + n) <= '7') {
-                n++;
-              }
-              b.append((char) (Integer.parseInt(body.substring(i, i + n), 8) & 0xFF));
-              i += n - 1;
-            } else {
-              b.append(e);
-            }
-          }
-        }
-      }
-    }
-    return b.toString();
   }
 }

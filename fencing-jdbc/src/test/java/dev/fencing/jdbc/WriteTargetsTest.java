@@ -163,4 +163,124 @@ class WriteTargetsTest {
         .containsExactly("account");
     assertThat(WriteTargets.find("UPDATE /* unterminated account")).isEmpty();
   }
+
+  private static final String UNREAD = WriteTargets.UNREAD;
+
+  private static String prepared(String name) {
+    return PreparedExecutions.MARKER + name;
+  }
+
+  /**
+   * A top-level {@code EXECUTE name}: the prepared statement is what it writes, asked of the
+   * connection ({@link PreparedExecutions}); where something of the user's may run first, or the
+   * name is not read, every declared table.
+   */
+  @Test
+  void anExecuteOfAPreparedStatementIsMarkedForItsStatement() {
+    assertThat(WriteTargets.find("EXECUTE p")).containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("execute /*x*/ P (1, 'a', $2, -3, NULL, ?) ;"))
+        .containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("EXECUTE \"P\"(E'x')")).containsExactly(prepared("P"));
+    assertThat(WriteTargets.find("EXPLAIN ANALYZE EXECUTE p(1)")).containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("EXPLAIN (ANALYZE, BUFFERS) EXECUTE p"))
+        .containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("CREATE TEMP TABLE x AS EXECUTE p"))
+        .containsExactly(prepared("p"));
+    // EXPLAIN ANALYZE runs the CREATE TABLE ... AS EXECUTE, and so the prepared statement
+    assertThat(WriteTargets.find("EXPLAIN ANALYZE CREATE TABLE x AS EXECUTE p"))
+        .containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("EXPLAIN (ANALYZE) CREATE TEMP TABLE x (a) AS EXECUTE p(1)"))
+        .containsExactly(prepared("p"));
+    assertThat(WriteTargets.find("EXECUTE p(1); UPDATE account SET b = 0"))
+        .containsExactly(prepared("p"), "account");
+    assertThat(WriteTargets.find("EXECUTE " + "p".repeat(70)))
+        .containsExactly(prepared("p".repeat(63)));
+    // user code may run before the prepared statement, or the name is not read
+    assertThat(WriteTargets.find("SELECT 1; EXECUTE p")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("DEALLOCATE p; PREPARE p AS SELECT 1; EXECUTE p"))
+        .containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE p(f(1))")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE p('1'::int)")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE p(1 || 2)")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE U&\"p\"")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE p(1")).containsExactly(UNREAD);
+    assertThat(WriteTargets.find("EXECUTE")).containsExactly(UNREAD);
+  }
+
+  /** A column, an alias or a trigger's {@code EXECUTE FUNCTION} is no {@code EXECUTE} statement. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "SELECT execute FROM account",
+        "SELECT 1 AS execute",
+        "EXPLAIN SELECT 1 AS execute",
+        "SELECT a.execute, execute FROM account a WHERE execute > 0",
+        "INSERT INTO ledger (execute) VALUES (1)",
+        "UPDATE ledger SET execute = 1",
+        "CREATE TRIGGER t AFTER UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION f()",
+        "DO $$ BEGIN UPDATE ledger SET execute = 1; PERFORM execute FROM ledger; END $$",
+        "DO $$ DECLARE x int; BEGIN SELECT execute INTO x FROM ledger; END $$",
+      })
+  void aWordExecuteThatStartsNoStatementIsNoExecute(String sql) {
+    assertThat(WriteTargets.find(sql))
+        .as(sql)
+        .doesNotContain(UNREAD)
+        .noneMatch(t -> t.startsWith(PreparedExecutions.MARKER));
+  }
+
+  /**
+   * In a body, {@code EXECUTE} of a string computed when it runs, or a {@code format} placeholder
+   * where the written table's name stands: every declared table.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "DO $$ BEGIN EXECUTE format('UPDATE %I SET v = 1', 'account'); END $$",
+        "DO $$ BEGIN EXECUTE 'UPDATE ' || 'account' || ' SET v = 1'; END $$",
+        "DO $$ DECLARE q text := 'x'; BEGIN EXECUTE q; END $$",
+        "DO $$ BEGIN IF true THEN EXECUTE q USING 1; END IF; END $$",
+        "DO $$ DECLARE r record; BEGIN FOR r IN EXECUTE q LOOP END LOOP; END $$",
+        "CREATE FUNCTION f() RETURNS SETOF int LANGUAGE plpgsql AS $$"
+            + " BEGIN RETURN QUERY EXECUTE q; END $$",
+        "DO $$ BEGIN EXECUTE ('UPDATE account SET v = 1'); END $$",
+        "DO $$ BEGIN EXECUTE 'EXECUTE p'; END $$",
+        "DO $$ BEGIN PERFORM format('DELETE FROM public.%I', 'account'); END $$",
+        "DO $$ BEGIN PERFORM format('INSERT INTO acc%s VALUES (1)', 'ount'); END $$",
+        "DO $$ BEGIN PERFORM format('TRUNCATE \"%s\"', 'account'); END $$",
+        "DO $$ BEGIN PERFORM format('MERGE INTO %1$I USING s ON true', 'account'); END $$",
+      })
+  void aBodyExecutingAComputedStringWritesEveryDeclaredTable(String sql) {
+    assertThat(WriteTargets.find(sql)).as(sql).contains(UNREAD);
+  }
+
+  /** A body's {@code EXECUTE} of one literal is read as before: its table, nothing more. */
+  @Test
+  void aBodyExecutingOneLiteralWritesItsTable() {
+    assertThat(
+            WriteTargets.find(
+                "DO $$ DECLARE n int; BEGIN EXECUTE 'UPDATE account SET b = $1' USING 1;"
+                    + " EXECUTE $q$SELECT count(*) FROM ledger$q$ INTO n;"
+                    + " EXECUTE E'DELETE FROM ledger'; END $$"))
+        .containsExactly("account", "ledger");
+    assertThat(WriteTargets.find("DO $$ BEGIN EXECUTE 'UPDATE account SET b = ''%I'''; END $$"))
+        .containsExactly("account");
+  }
+
+  /**
+   * Without the connection, an {@code EXECUTE name} writes every declared table; with a connection,
+   * what the server says the name stands for ({@link DynamicTargetTest}).
+   */
+  @Test
+  void anExecuteWithoutTheConnectionWritesEveryDeclaredTable() {
+    TableGuards guards = new TableGuards();
+    guards.declare("account", "account-resource");
+    guards.declare("other", null);
+    assertThat(guards.targets("EXECUTE nosuch(1)"))
+        .containsExactlyInAnyOrder(
+            new TableGuards.Guard("account", "account-resource"),
+            new TableGuards.Guard("other", null));
+    assertThat(guards.lookUp("EXECUTE nosuch(1)")).isEqualTo(guards.targets("EXECUTE nosuch(1)"));
+    assertThat(guards.targets("SELECT execute FROM account")).isEmpty();
+    assertThat(guards.targets("DO $$ BEGIN EXECUTE format('UPDATE %I', 'x'); END $$")).hasSize(2);
+  }
 }
