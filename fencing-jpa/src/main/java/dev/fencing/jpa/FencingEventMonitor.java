@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * beyond the delegate, which those share.
  *
  * <p>Public only because {@link java.util.ServiceLoader} instantiates nothing else from the class
- * path; not an API: applications never call it.
+ * path; not an API: applications never call or subclass it, and it may change or go in any release.
  */
 public final class FencingEventMonitor extends DelegatingEventMonitor {
   /** The tables a per-row entity's coming statement writes. */

@@ -276,21 +276,35 @@ class EventMonitorTest {
     ClassLoader foreignFirst = listing(true);
 
     StandardServiceRegistry registry = registry(foreignFirst);
-    assertThat(monitorsListed(registry))
-        .as("what Hibernate takes the first of")
-        .containsExactly(ForeignEventMonitor.class, FencingEventMonitor.class);
-    Throwable thrown = catchThrowable(() -> sessionFactory(registry, Account.class).close());
-    StandardServiceRegistryBuilder.destroy(registry);
+    Throwable thrown;
+    try {
+      assertThat(monitorsListed(registry))
+          .as("what Hibernate takes the first of")
+          .containsExactly(ForeignEventMonitor.class, FencingEventMonitor.class);
+      thrown = catchThrowable(() -> sessionFactory(registry, Account.class).close());
+    } finally {
+      StandardServiceRegistryBuilder.destroy(registry);
+    }
     IllegalStateException refusal = cause(thrown, IllegalStateException.class);
     assertThat(refusal.getMessage())
         .contains("[" + Account.class.getName() + "]")
         .contains(FencingEventMonitor.class.getName())
-        .contains("Hibernate would use " + ForeignEventMonitor.class.getName());
+        .contains("Hibernate would use " + ForeignEventMonitor.class.getName())
+        .as("the integrator judged the list Hibernate takes the first of")
+        .contains(
+            "found first of ["
+                + ForeignEventMonitor.class.getName()
+                + ", "
+                + FencingEventMonitor.class.getName()
+                + "]");
 
     // without per-row entities nothing is announced: the other monitor may serve it
-    try (SessionFactory plain = sessionFactory(registry(foreignFirst), PlainBalance.class);
+    StandardServiceRegistry plainRegistry = registry(foreignFirst);
+    try (SessionFactory plain = sessionFactory(plainRegistry, PlainBalance.class);
         Session s = plain.openSession()) {
       assertThat(monitor(s)).isInstanceOf(ForeignEventMonitor.class);
+    } finally {
+      StandardServiceRegistryBuilder.destroy(plainRegistry);
     }
     assertThat(ForeignEventMonitor.SESSIONS_OPENED).hasValue(1);
   }
@@ -305,13 +319,17 @@ class EventMonitorTest {
 
     ForeignEventMonitor.SESSIONS_OPENED.set(0);
     StandardServiceRegistry registry = registry(listing(false));
-    assertThat(monitorsListed(registry))
-        .containsExactly(FencingEventMonitor.class, ForeignEventMonitor.class);
-    try (SessionFactory after = sessionFactory(registry, Account.class);
-        Session s = after.openSession()) {
-      EventMonitor ours = monitor(s);
-      assertThat(ours).isInstanceOf(FencingEventMonitor.class);
-      assertThat(((FencingEventMonitor) ours).delegate()).isInstanceOf(ForeignEventMonitor.class);
+    try {
+      assertThat(monitorsListed(registry))
+          .containsExactly(FencingEventMonitor.class, ForeignEventMonitor.class);
+      try (SessionFactory after = sessionFactory(registry, Account.class);
+          Session s = after.openSession()) {
+        EventMonitor ours = monitor(s);
+        assertThat(ours).isInstanceOf(FencingEventMonitor.class);
+        assertThat(((FencingEventMonitor) ours).delegate()).isInstanceOf(ForeignEventMonitor.class);
+      }
+    } finally {
+      StandardServiceRegistryBuilder.destroy(registry);
     }
     assertThat(ForeignEventMonitor.SESSIONS_OPENED).hasValue(1);
   }
