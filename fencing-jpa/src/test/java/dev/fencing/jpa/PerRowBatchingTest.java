@@ -146,4 +146,27 @@ class PerRowBatchingTest {
     }
     assertThat(jpa.queryLong("SELECT sum(balance) FROM account")).isEqualTo(100L * ROWS);
   }
+
+  /** A plain {@code Statement}'s batch is a native write like any other: no entity announced it. */
+  @Test
+  void aNativeStatementBatchOfThePerRowTableIsRefused() {
+    jpa.seed("account:1", new Account(1, 100));
+    jpa.seed("account:2", new Account(2, 100));
+
+    try (FencingScope scope = Fencing.bind(jpa.current("account:1"))) {
+      refusal(
+          MissingFencingTokenException.class,
+          () ->
+              jpa.sessionFactory.inTransaction(
+                  s ->
+                      s.doWork(
+                          c -> {
+                            try (Statement st = c.createStatement()) {
+                              st.addBatch("update account set balance = 0");
+                              st.executeBatch();
+                            }
+                          })));
+    }
+    assertThat(jpa.queryLong("SELECT sum(balance) FROM account")).isEqualTo(200);
+  }
 }
