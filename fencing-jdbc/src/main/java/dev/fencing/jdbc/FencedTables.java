@@ -77,9 +77,10 @@ public final class FencedTables {
 
   /**
    * Withdraws, on the writing thread, what {@link #announceRowWrite} announced for {@code table}
-   * and no statement used up: the entity's write is over (fencing-jpa's post-write events), and
-   * Hibernate may have skipped one of its tables (an update that changed none of that table's
-   * columns), so the announcement must not let a later bulk or native write of it through.
+   * and no statement used up: the entity's write is over (fencing-jpa's {@code EventMonitor}, at
+   * Hibernate's {@code completeEntity…Event}), and Hibernate may have skipped one of its tables (an
+   * update that changed none of that table's columns), so the announcement must not let a later
+   * bulk or native write of it through.
    */
   public static void withdrawRowWrite(String table) {
     TableGuards.withdraw(table);

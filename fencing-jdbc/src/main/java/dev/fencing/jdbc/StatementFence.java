@@ -34,7 +34,9 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
   private final @Nullable String preparedSql;
   // a plain statement's batch (its SQL, in order); made at its first addBatch(sql)
   private @Nullable List<String> batch;
-  // A row of the prepared batch that no entity write announced (a bulk write of a per-row table).
+  // A row of the batch (prepared, or a plain statement's SQL) that no entity write announced (a
+  // bulk
+  // write of a per-row table).
   private boolean batchUnannounced;
 
   // A prepared statement whose first write in a transaction can carry the check (issue 13).
@@ -136,6 +138,11 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
         batch = b;
       }
       b.add(sql);
+      // a plain statement's batch entry is judged like the statement executed alone: a per-row
+      // table it writes needs an announcement (a native write has none), else the whole batch is
+      // an unannounced write, refused unless the table is protected
+      List<TableGuards.Guard> guards = connection.guards().targets(sql);
+      batchUnannounced |= !guards.isEmpty() && !TableGuards.announced(guards);
     } else {
       preparedBatchRow();
     }

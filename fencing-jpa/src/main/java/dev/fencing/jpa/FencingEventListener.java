@@ -1,30 +1,15 @@
 package dev.fencing.jpa;
 
-import dev.fencing.jdbc.FencedTables;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingConnection;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.hibernate.collection.spi.PersistentCollection;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.event.spi.AbstractCollectionEvent;
 import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
-import org.hibernate.event.spi.AutoFlushEvent;
-import org.hibernate.event.spi.AutoFlushEventListener;
-import org.hibernate.event.spi.FlushEvent;
-import org.hibernate.event.spi.FlushEventListener;
-import org.hibernate.event.spi.PostDeleteEvent;
-import org.hibernate.event.spi.PostDeleteEventListener;
-import org.hibernate.event.spi.PostInsertEvent;
-import org.hibernate.event.spi.PostInsertEventListener;
-import org.hibernate.event.spi.PostUpdateEvent;
-import org.hibernate.event.spi.PostUpdateEventListener;
-import org.hibernate.event.spi.PostUpsertEvent;
-import org.hibernate.event.spi.PostUpsertEventListener;
 import org.hibernate.event.spi.PreCollectionRecreateEvent;
 import org.hibernate.event.spi.PreCollectionRecreateEventListener;
 import org.hibernate.event.spi.PreCollectionRemoveEvent;
@@ -45,7 +30,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The Hibernate side of {@link FencingIntegrator}: before each write of a fenced entity or of a
  * collection it owns, requires a fenced connection and a bound token for the row's resource. Never
- * vetoes (a veto would skip the write silently); refuses by throwing.
+ * vetoes (a veto would skip the write silently); refuses by throwing. For an entity whose rows name
+ * their resources it then arms the write's tables for {@link FencingEventMonitor} to announce once
+ * Hibernate really runs the statement; every entity pre-event first clears what an earlier one
+ * armed.
  */
 final class FencingEventListener
     implements PreInsertEventListener,
@@ -54,25 +42,19 @@ final class FencingEventListener
         PreUpsertEventListener,
         PreCollectionRecreateEventListener,
         PreCollectionUpdateEventListener,
-        PreCollectionRemoveEventListener,
-        PostInsertEventListener,
-        PostUpdateEventListener,
-        PostDeleteEventListener,
-        PostUpsertEventListener,
-        FlushEventListener,
-        AutoFlushEventListener {
-
-  // The per-row tables this thread announced for an entity write whose post-write event has not
-  // come yet. Another listener's veto skips the write and its post-write event: what is still here
-  // at the next entity or collection event, or once a flush is over, was never written.
-  private static final ThreadLocal<List<String>> PENDING = ThreadLocal.withInitial(ArrayList::new);
+        PreCollectionRemoveEventListener {
 
   private final Map<String, FencedEntity> fenced;
-  private final Map<String, List<String>> rowTables;
+  private final Map<String, FencingEventMonitor.RowWrites> rowWrites;
 
-  FencingEventListener(Map<String, FencedEntity> fenced, Map<String, List<String>> rowTables) {
+  /**
+   * With no entity fenced, the listener only clears what a write of another {@code SessionFactory}
+   * armed on the thread (see {@link FencingEventMonitor}).
+   */
+  FencingEventListener(
+      Map<String, FencedEntity> fenced, Map<String, FencingEventMonitor.RowWrites> rowWrites) {
     this.fenced = fenced;
-    this.rowTables = rowTables;
+    this.rowWrites = rowWrites;
   }
 
   @Override
@@ -99,72 +81,6 @@ final class FencingEventListener
     return false;
   }
 
-  // After the entity's statements (executed or batched): an announcement none of them used up (a
-  // table Hibernate skipped, the update changing none of its columns) must not outlive the write.
-  @Override
-  public void onPostInsert(PostInsertEvent event) {
-    withdraw(event.getPersister());
-  }
-
-  @Override
-  public void onPostUpdate(PostUpdateEvent event) {
-    withdraw(event.getPersister());
-  }
-
-  @Override
-  public void onPostDelete(PostDeleteEvent event) {
-    withdraw(event.getPersister());
-  }
-
-  @Override
-  public void onPostUpsert(PostUpsertEvent event) {
-    withdraw(event.getPersister());
-  }
-
-  private void withdraw(EntityPersister persister) {
-    List<String> tables = rowTables.get(persister.getEntityName());
-    if (tables != null) {
-      List<String> pending = PENDING.get();
-      for (int i = 0; i < tables.size(); i++) {
-        FencedTables.withdrawRowWrite(tables.get(i));
-        pending.remove(tables.get(i));
-      }
-    }
-  }
-
-  /**
-   * Withdraws what this thread announced for an entity write Hibernate skipped (vetoed by another
-   * listener: no statement, no post-write event): called where that write's statements would have
-   * run by now.
-   */
-  private static void withdrawSkipped() {
-    List<String> pending = PENDING.get();
-    if (!pending.isEmpty()) {
-      for (int i = 0; i < pending.size(); i++) {
-        FencedTables.withdrawRowWrite(pending.get(i));
-      }
-      pending.clear();
-    }
-  }
-
-  // Appended after Hibernate's own flush listeners: every write of the flush has run (or was
-  // skipped) by now.
-  @Override
-  public void onFlush(FlushEvent event) {
-    withdrawSkipped();
-  }
-
-  // Only an auto-flush that ran writes, and is not nested in another flush's writes: a query run
-  // by a listener after fencing-jpa's (an auto-flush event that flushes nothing) comes between the
-  // announcement of the write being executed and its statement, which must still find it.
-  @Override
-  public void onAutoFlush(AutoFlushEvent event) {
-    if (event.isFlushRequired()
-        && !event.getSession().getPersistenceContextInternal().isFlushing()) {
-      withdrawSkipped();
-    }
-  }
-
   @Override
   public void onPreRecreateCollection(PreCollectionRecreateEvent event) {
     collectionWrite(event, "write the collection");
@@ -185,7 +101,9 @@ final class FencingEventListener
       Object @Nullable [] state,
       Object @Nullable [] oldState,
       String operation) {
-    withdrawSkipped(); // the writes before this one have run: what they left was skipped
+    // What a write before this one armed and Hibernate skipped (vetoed, or failed before its
+    // statement) must not be announced for this one; nor must this one's, if it is refused below.
+    FencingEventMonitor.disarm();
     EntityPersister persister = event.getPersister();
     FencedEntity entity = fenced.get(persister.getEntityName());
     if (entity == null) {
@@ -208,16 +126,12 @@ final class FencingEventListener
         }
       }
     }
-    // the statement right after this event writes one row, whose tokens were just required:
-    // announced
-    // only now, so that a refusal above leaves no announcement for a later bulk write to use up
-    List<String> tables = rowTables.get(persister.getEntityName());
-    if (tables != null) {
-      List<String> pending = PENDING.get();
-      for (int i = 0; i < tables.size(); i++) {
-        FencedTables.announceRowWrite(tables.get(i));
-        pending.add(tables.get(i));
-      }
+    // The statement that follows writes one row, whose tokens were just required. Armed only now
+    // (a refusal above arms nothing), and announced by the monitor only once Hibernate really
+    // runs it: after every other pre-event listener (which may veto) and the Interceptor.
+    FencingEventMonitor.RowWrites writes = rowWrites.get(persister.getEntityName());
+    if (writes != null) {
+      FencingEventMonitor.arm(writes);
     }
   }
 
@@ -238,7 +152,6 @@ final class FencingEventListener
   }
 
   private void collectionWrite(AbstractCollectionEvent event, String operation) {
-    withdrawSkipped();
     if (event.getCollectionPersister().isInverse()) {
       return; // writes nothing: the entities on the owning side are fenced themselves
     }

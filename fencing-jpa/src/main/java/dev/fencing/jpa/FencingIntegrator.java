@@ -5,15 +5,21 @@ import jakarta.persistence.EntityListeners;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import javax.sql.DataSource;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
+import org.hibernate.boot.registry.classloading.spi.ClassLoaderService;
 import org.hibernate.boot.spi.BootstrapContext;
 import org.hibernate.engine.jdbc.connections.spi.ConnectionProvider;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.event.monitor.internal.EmptyEventMonitor;
+import org.hibernate.event.monitor.spi.EventMonitor;
 import org.hibernate.event.service.spi.DuplicationStrategy;
 import org.hibernate.event.service.spi.EventListenerRegistry;
 import org.hibernate.event.spi.EventType;
@@ -46,7 +52,14 @@ import org.jspecify.annotations.Nullable;
  *       dev.fencing.jdbc.MissingFencingTokenException}) and the transaction is marked for rollback.
  * </ul>
  *
- * PostgreSQL compares the token itself, once per transaction, when the {@code FencedDataSource}
+ * For an entity whose rows name their resources, the statement that follows is announced to the
+ * {@code FencedDataSource} for exactly the time Hibernate runs it, by fencing-jpa's {@code
+ * EventMonitor} ({@link FencingEventMonitor}, also found by service loading): a write another
+ * listener vetoes, or that fails before its statement, leaves nothing a native write could use.
+ * Hibernate uses one {@code EventMonitor} per {@code SessionFactory}, the first it finds; when
+ * another library's comes first, a {@code SessionFactory} with such entities fails to start.
+ *
+ * <p>PostgreSQL compares the token itself, once per transaction, when the {@code FencedDataSource}
  * sends the first write. Collections that write nothing (the inverse side, {@code mappedBy}) are
  * fenced through the entities that do.
  */
@@ -60,12 +73,10 @@ public final class FencingIntegrator implements Integrator {
       BootstrapContext bootstrapContext,
       SessionFactoryImplementor sessionFactory) {
     Map<String, FencedEntity> fenced = scan(metadata);
-    if (fenced.isEmpty()) {
-      return;
-    }
-    Map<String, List<String>> rowTables =
-        declareTables(metadata, fenced, fencedTables(sessionFactory));
-    FencingEventListener listener = new FencingEventListener(fenced, rowTables);
+    useEventMonitor(sessionFactory, fenced); // before anything is declared: it may refuse
+    Map<String, FencingEventMonitor.RowWrites> rowWrites =
+        fenced.isEmpty() ? Map.of() : declareTables(metadata, fenced, fencedTables(sessionFactory));
+    FencingEventListener listener = new FencingEventListener(fenced, rowWrites);
     EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
     // Registered twice (service loading plus an explicit registration): keep one.
     registry.addDuplicationStrategy(
@@ -81,19 +92,66 @@ public final class FencingIntegrator implements Integrator {
             return Action.KEEP_ORIGINAL;
           }
         });
+    // Every SessionFactory's entity writes clear what another one armed on the thread.
     registry.appendListeners(EventType.PRE_INSERT, listener);
     registry.appendListeners(EventType.PRE_UPDATE, listener);
     registry.appendListeners(EventType.PRE_DELETE, listener);
     registry.appendListeners(EventType.PRE_UPSERT, listener);
+    if (fenced.isEmpty()) {
+      return;
+    }
     registry.appendListeners(EventType.PRE_COLLECTION_RECREATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_UPDATE, listener);
     registry.appendListeners(EventType.PRE_COLLECTION_REMOVE, listener);
-    registry.appendListeners(EventType.POST_INSERT, listener);
-    registry.appendListeners(EventType.POST_UPDATE, listener);
-    registry.appendListeners(EventType.POST_DELETE, listener);
-    registry.appendListeners(EventType.POST_UPSERT, listener);
-    registry.appendListeners(EventType.FLUSH, listener); // after Hibernate's, which flushes
-    registry.appendListeners(EventType.AUTO_FLUSH, listener);
+  }
+
+  /**
+   * Makes the {@link FencingEventMonitor} Hibernate will use for this {@code SessionFactory} pass
+   * on what it does not handle to the monitor Hibernate would have used without it. Hibernate takes
+   * the first {@code EventMonitor} its class loading service finds (after the integrators run, from
+   * the same cached list); if that is another one, no per-row entity's write would be announced:
+   * such a {@code SessionFactory} is refused at start (fail closed, and clearly) rather than have
+   * every such write refused later by the data source.
+   */
+  private static void useEventMonitor(
+      SessionFactoryImplementor sessionFactory, Map<String, FencedEntity> fenced) {
+    Collection<EventMonitor> monitors =
+        sessionFactory
+            .getServiceRegistry()
+            .requireService(ClassLoaderService.class)
+            .loadJavaServices(EventMonitor.class);
+    EventMonitor chosen = monitors.isEmpty() ? null : monitors.iterator().next();
+    if (chosen instanceof FencingEventMonitor ours) {
+      EventMonitor delegate = new EmptyEventMonitor();
+      for (EventMonitor monitor : monitors) {
+        if (!(monitor instanceof FencingEventMonitor)) {
+          delegate = monitor;
+          break;
+        }
+      }
+      ours.delegateTo(delegate);
+      return;
+    }
+    Set<String> perRow = new TreeSet<>();
+    fenced.forEach(
+        (name, entity) -> {
+          if (entity.attribute() != null) {
+            perRow.add(name);
+          }
+        });
+    if (!perRow.isEmpty()) {
+      throw new IllegalStateException(
+          "fencing-jpa: "
+              + perRow
+              + " name their resources per row, which needs fencing-jpa's EventMonitor"
+              + " (dev.fencing.jpa.FencingEventMonitor), but Hibernate would use "
+              + (chosen == null ? "none" : chosen.getClass().getName())
+              + ", found first of "
+              + monitors.stream().map(m -> m.getClass().getName()).toList()
+              + ". Put fencing-jpa ahead of the jar providing it on the class path, or remove"
+              + " that jar's META-INF/services/org.hibernate.event.monitor.spi.EventMonitor;"
+              + " fencing-jpa passes what it does not handle on to the other monitor.");
+    }
   }
 
   /**
@@ -121,9 +179,9 @@ public final class FencingIntegrator implements Integrator {
    * entity's own token; returns the tables of the entities whose rows name their own resources, by
    * entity name, for their writes to be announced.
    */
-  private static Map<String, List<String>> declareTables(
+  private static Map<String, FencingEventMonitor.RowWrites> declareTables(
       Metadata metadata, Map<String, FencedEntity> fenced, @Nullable FencedTables declared) {
-    Map<String, List<String>> rowTables = new HashMap<>();
+    Map<String, FencingEventMonitor.RowWrites> rowWrites = new HashMap<>();
     for (PersistentClass entity : metadata.getEntityBindings()) {
       FencedEntity fencing = fenced.get(entity.getEntityName());
       if (fencing == null) {
@@ -147,10 +205,12 @@ public final class FencingIntegrator implements Integrator {
         }
       }
       if (fencing.attribute() != null) {
-        rowTables.put(entity.getEntityName(), List.copyOf(tables));
+        rowWrites.put(
+            entity.getEntityName(),
+            new FencingEventMonitor.RowWrites(entity.getEntityName(), List.copyOf(tables)));
       }
     }
-    return Map.copyOf(rowTables);
+    return Map.copyOf(rowWrites);
   }
 
   /** The fenced entities by entity name, validated. */
