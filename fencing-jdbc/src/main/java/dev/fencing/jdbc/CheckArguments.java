@@ -54,7 +54,12 @@ final class CheckArguments {
     return form.sql();
   }
 
-  /** The check's statements in {@link #sql}: each leaves one row, read by {@link #returned}. */
+  /**
+   * The check's statements in {@link #sql} (a {@code COMMIT} after them not counted): each leaves
+   * one row, except that the commit's check ({@code ... WHERE pg_current_xact_id_if_assigned() IS
+   * NOT NULL}) leaves none when the transaction wrote nothing; the last one's row, or its absence,
+   * is read by {@link #returned}.
+   */
   int statements() {
     return form.statements();
   }

@@ -160,7 +160,8 @@ final class TableGuards {
 
   /**
    * The declared tables {@code sql} writes, looked up in the declarations now (immutable); an
-   * {@code EXECUTE name} writes every one.
+   * {@code EXECUTE name} writes every one. For tests only: the uncached answer they hold {@link
+   * #targets(String)}'s memoised one to.
    */
   List<Guard> lookUp(String sql) {
     return lookUpTargets(sql).closed();

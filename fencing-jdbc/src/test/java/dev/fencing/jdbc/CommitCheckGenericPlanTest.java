@@ -94,12 +94,7 @@ class CommitCheckGenericPlanTest {
     }
     List<FencingContext.Binding> ok = bindings(current);
     List<FencingContext.Binding> old = bindings(stale);
-    PGSimpleDataSource source = new PGSimpleDataSource();
-    source.setUrl(db.jdbcUrl());
-    source.setUser(db.user());
-    source.setPassword(db.password());
-    source.setPreferQueryMode(mode);
-    source.setAutosave(autosave);
+    PGSimpleDataSource source = MatrixFixture.driver(db, mode, autosave);
     int id = kase * 100;
     try (Connection c = source.getConnection()) {
       exec(c, "SET plan_cache_mode = " + plan);
@@ -173,12 +168,7 @@ class CommitCheckGenericPlanTest {
     String resource = externalResource(plain, "commit-plan-sql-" + kase, 5);
     List<FencingContext.Binding> ok = bindings(FencingToken.of(resource, 5));
     List<FencingContext.Binding> old = bindings(FencingToken.of(resource, 4));
-    PGSimpleDataSource source = new PGSimpleDataSource();
-    source.setUrl(db.jdbcUrl());
-    source.setUser(db.user());
-    source.setPassword(db.password());
-    source.setPreferQueryMode(mode);
-    source.setAutosave(autosave);
+    PGSimpleDataSource source = MatrixFixture.driver(db, mode, autosave);
     int id = kase * 100;
     try (Connection c = source.getConnection()) {
       exec(c, "SET plan_cache_mode = " + plan);
