@@ -64,6 +64,12 @@ import org.jspecify.annotations.Nullable;
  * fenced through the entities that do.
  */
 public final class FencingIntegrator implements Integrator {
+  /**
+   * The statements one entity write may send to an optional secondary table ({@code
+   * OptionalTableUpdateOperation}: update, insert, update again), each announced.
+   */
+  private static final int OPTIONAL_ROW_STATEMENTS = 3;
+
   /** Called by Hibernate's service loading. */
   public FencingIntegrator() {}
 
@@ -205,6 +211,18 @@ public final class FencingIntegrator implements Integrator {
         }
       }
       if (fencing.attribute() != null) {
+        for (Join join : entity.getJoinClosure()) {
+          if (join.isOptional()) {
+            // Its row may be missing: Hibernate (before PostgreSQL 15, without MERGE) updates it,
+            // inserts it when no row was updated, and updates it again when that insert collided
+            // with a concurrent one: up to three statements of this one write, all for this row.
+            Table table = join.getTable();
+            String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
+            for (int i = 1; i < OPTIONAL_ROW_STATEMENTS; i++) {
+              tables.add(name);
+            }
+          }
+        }
         rowWrites.put(
             entity.getEntityName(),
             new FencingEventMonitor.RowWrites(entity.getEntityName(), List.copyOf(tables)));
