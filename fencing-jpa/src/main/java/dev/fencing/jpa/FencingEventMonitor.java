@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
 public final class FencingEventMonitor extends DelegatingEventMonitor {
   /**
    * The tables a per-row entity's coming write sends statements to, each listed once per statement
-   * it may send there (an optional secondary table's row: up to three, see {@link
+   * it may send there (an optional secondary table's row: up to two, see {@link
    * FencingIntegrator}); what no statement used up is withdrawn when the write is complete.
    */
   record RowWrites(String entityName, List<String> tables) {

@@ -2,9 +2,11 @@ package dev.fencing.jpa;
 
 import static dev.fencing.jpa.JpaFixture.refusal;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.MissingFencingTokenException;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.testing.TestDatabaseExtension;
@@ -13,7 +15,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.hibernate.SessionFactory;
+import org.hibernate.StaleStateException;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -88,6 +93,58 @@ class OptionalSecondaryRowTest {
     }
     assertThat(note("a")).isEqualTo("hello");
     assertThat(note("b")).isNull();
+  }
+
+  /**
+   * No third statement: another transaction inserts the secondary row (uncommitted) before the
+   * update, so the entity write's {@code UPDATE} finds no row and its {@code INSERT ... ON CONFLICT
+   * DO NOTHING} waits for that transaction (seen in {@code pg_blocking_pids}); once it commits, the
+   * insert writes nothing and Hibernate 7.4 fails the write ({@code StaleStateException}, row count
+   * 0) instead of updating again ({@code OptionalTableUpdateWithUpsertOperation} retries only a
+   * non-optional table). So two announcements suffice; should Hibernate retry, this goes red.
+   */
+  @Test
+  void aConcurrentInsertOfTheSecondaryRowFailsTheUpdateWithoutAThirdStatement() throws Exception {
+    jpa.seed("sticker:a", new Sticker("a", null));
+    Lease lease = jpa.current("sticker:a");
+
+    try (Connection other = jpa.pool.getConnection()) {
+      other.setAutoCommit(false);
+      try (PreparedStatement ps =
+          other.prepareStatement("INSERT INTO sticker_note (id, note) VALUES ('a', 'theirs')")) {
+        ps.executeUpdate();
+      }
+      CompletableFuture<Void> update =
+          CompletableFuture.runAsync(
+              () -> {
+                try (FencingScope scope = Fencing.bind(lease)) {
+                  jpa.sessionFactory.inStatelessTransaction(
+                      s -> s.update(new Sticker("a", "hello")));
+                }
+              });
+      int blocker = pidOf(other);
+      while (!update.isDone()
+          && jpa.queryLong(
+                  "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))",
+                  blocker)
+              == 0) {
+        Thread.onSpinWait();
+      }
+      other.commit();
+      assertThatThrownBy(() -> update.get(1, TimeUnit.MINUTES))
+          .hasRootCauseInstanceOf(StaleStateException.class)
+          .rootCause()
+          .hasMessageContaining("insert into sticker_note");
+    }
+    assertThat(note("a")).isEqualTo("theirs");
+  }
+
+  private static int pidOf(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
+      assertThat(rs.next()).isTrue();
+      return rs.getInt(1);
+    }
   }
 
   @Test
