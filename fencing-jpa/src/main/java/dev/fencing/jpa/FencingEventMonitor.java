@@ -31,7 +31,11 @@ import org.jspecify.annotations.Nullable;
  * path; not an API: applications never call or subclass it, and it may change or go in any release.
  */
 public final class FencingEventMonitor extends DelegatingEventMonitor {
-  /** The tables a per-row entity's coming statement writes. */
+  /**
+   * The tables a per-row entity's coming write sends statements to, each listed once per statement
+   * it may send there (an optional secondary table's row: up to two, see {@link
+   * FencingIntegrator}); what no statement used up is withdrawn when the write is complete.
+   */
   record RowWrites(String entityName, List<String> tables) {
     void announce() {
       for (int i = 0; i < tables.size(); i++) {

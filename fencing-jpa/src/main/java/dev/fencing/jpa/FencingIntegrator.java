@@ -64,6 +64,13 @@ import org.jspecify.annotations.Nullable;
  * fenced through the entities that do.
  */
 public final class FencingIntegrator implements Integrator {
+  /**
+   * The statements one entity write may send to an optional secondary table before PostgreSQL 15
+   * ({@code OptionalTableUpdateWithUpsertOperation}: update, then insert when no row was updated;
+   * it updates again after a concurrent insert only for a non-optional table), each announced.
+   */
+  private static final int OPTIONAL_ROW_STATEMENTS = 2;
+
   /** Called by Hibernate's service loading. */
   public FencingIntegrator() {}
 
@@ -205,6 +212,18 @@ public final class FencingIntegrator implements Integrator {
         }
       }
       if (fencing.attribute() != null) {
+        for (Join join : entity.getJoinClosure()) {
+          if (join.isOptional()) {
+            // Its row may be missing: Hibernate (before PostgreSQL 15, without MERGE) updates it
+            // and inserts it when no row was updated (a concurrent insert fails the write, no
+            // retry): up to two statements of this one write, both for this row.
+            Table table = join.getTable();
+            String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
+            for (int i = 1; i < OPTIONAL_ROW_STATEMENTS; i++) {
+              tables.add(name);
+            }
+          }
+        }
         rowWrites.put(
             entity.getEntityName(),
             new FencingEventMonitor.RowWrites(entity.getEntityName(), List.copyOf(tables)));
