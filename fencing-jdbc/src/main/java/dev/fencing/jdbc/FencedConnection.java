@@ -24,9 +24,9 @@ import org.postgresql.util.PSQLException;
  * and nothing more: only {@link FencedDataSource} makes one.
  */
 public final class FencedConnection extends DelegatingConnection implements FencingConnection {
-  /** An execution known to write, whatever its text. */
+  /** An execution known to write, whatever its text (nothing known of it: not carried alone). */
   static final SqlClassifier.Classification WRITE =
-      new SqlClassifier.Classification(true, false, false);
+      new SqlClassifier.Classification(true, false, false, false, false, false, true);
 
   /** A JDBC call to make once the fence has had its say. */
   @FunctionalInterface
@@ -313,10 +313,15 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
       tx.beforeRun(context, kind);
       return run(call, kind);
     }
+    // A CALL or DO outside a transaction block runs non-atomically: its procedure or block could
+    // COMMIT inside itself, ending the implicit transaction that holds the check, and write on
+    // unfenced. It runs in the wrapper's transaction block below, where PostgreSQL refuses such a
+    // COMMIT (2D000).
     if (carrier != null
         && !kind.mayWrite()
         && !kind.endsTransaction()
         && !kind.rollsBackToSavepoint()
+        && !kind.nonAtomic()
         && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
       // A read, its commit's check behind it as one implicit transaction: a write it hides is
       // checked before that transaction commits. One round trip, as unfenced.
@@ -332,7 +337,9 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
         checker.recordPending(raw);
         return read;
       }
-    } else if (carrier != null && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
+    } else if (carrier != null
+        && !kind.nonAtomic()
+        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
       // The check and the write before one Sync: the server runs them as one implicit transaction,
       // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
       Object carried;
@@ -366,9 +373,10 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
         ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
       }
       tx.commitChecked();
-    } catch (Throwable primary) {
+    } catch (Throwable thrown) {
       // The refusal (or the write's own error) is what the caller must see, even when the
       // connection broke too and cannot roll back.
+      Throwable primary = kind.nonAtomic() ? FencingExceptions.commitInside(thrown) : thrown;
       tx.endTransaction();
       try {
         raw.rollback();

@@ -1,5 +1,6 @@
 package dev.fencing.jdbc;
 
+import java.sql.BatchUpdateException;
 import java.sql.SQLException;
 import java.util.ArrayDeque;
 import java.util.Collections;
@@ -122,6 +123,29 @@ public final class FencingExceptions {
       }
     }
     return null;
+  }
+
+  /**
+   * {@code thrown}, or, when it is PostgreSQL's "invalid transaction termination" (2D000) from a
+   * {@code CALL} or {@code DO} that the wrapper ran in its transaction block in autocommit, an
+   * exception of the same SQLState saying why (the original as its cause). A batch's exception is
+   * left as it is: it carries the update counts.
+   */
+  static Throwable commitInside(Throwable thrown) {
+    if (!(thrown instanceof SQLException e)
+        || thrown instanceof BatchUpdateException
+        || !"2D000".equals(e.getSQLState())) {
+      return thrown;
+    }
+    return new SQLException(
+        "fencing: a procedure or DO block that commits or rolls back inside itself cannot be"
+            + " fenced: its COMMIT would end the transaction that holds the fencing check, and what"
+            + " it wrote after that would land unchecked. With a fencing token bound it runs in one"
+            + " transaction, where PostgreSQL refuses that COMMIT ("
+            + e.getMessage()
+            + "); call it with no token bound, or move the commits out of it",
+        "2D000",
+        e);
   }
 
   /**

@@ -34,6 +34,13 @@ package dev.fencing.jdbc;
  * CLUSTER}, {@code VACUUM FULL} and {@code ANALYZE} evaluate index expressions (user functions),
  * {@code DROP INDEX CONCURRENTLY} and subscriptions fire event triggers: any of them can write.
  *
+ * <p>A string holding {@code CALL} or {@code DO} (by a statement's first word), or a statement
+ * starting with a JDBC escape ({@code {call ...}}, which pgjdbc may send as {@code CALL}), is
+ * marked ({@link Classification#nonAtomic()}): outside a transaction block PostgreSQL runs it
+ * non-atomically, so the procedure or block may end its transaction inside itself. So is a text
+ * that does not lex. This one mark, like a transaction's end, is safety: in autocommit the wrapper
+ * then runs the statement in its own transaction block instead of an implicit transaction.
+ *
  * <p>The text is lexed as PostgreSQL lexes it, so that words inside comments (line comments and
  * nested block comments), string literals ({@code '...'}, {@code E'...'}, {@code $tag$...$tag$})
  * and quoted identifiers neither count nor hide anything, and only semicolons outside them separate
@@ -75,6 +82,10 @@ final class SqlClassifier {
    *     transaction whose commit the fence checks
    * @param outsideTransaction the string is one statement that PostgreSQL refuses inside a
    *     transaction block, and runs no user code (listed on the class)
+   * @param nonAtomic some statement is {@code CALL} or {@code DO} (or starts with a JDBC escape,
+   *     which pgjdbc may turn into {@code CALL}), or the text does not lex: outside a transaction
+   *     block PostgreSQL runs such a statement non-atomically, so the procedure or block may {@code
+   *     COMMIT} or {@code ROLLBACK} inside itself and end the transaction its check belongs to
    */
   record Classification(
       boolean mayWrite,
@@ -82,10 +93,11 @@ final class SqlClassifier {
       boolean rollsBackToSavepoint,
       boolean writesAfterBoundary,
       boolean runsAfterEnd,
-      boolean outsideTransaction) {
+      boolean outsideTransaction,
+      boolean nonAtomic) {
     /** A classification of one string with no statement after a transaction boundary. */
     Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
-      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false, false);
+      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false, false, false);
     }
   }
 
@@ -99,9 +111,12 @@ final class SqlClassifier {
   private static final int RUNS_AFTER_END = 16;
   // One statement (of the string: cleared if it holds more) refused inside a transaction block.
   static final int OUTSIDE_TRANSACTION = 32;
+  // A CALL or DO statement (or a JDBC escape): may end its transaction inside itself when run
+  // outside a transaction block.
+  static final int NON_ATOMIC = 64;
 
   /** The possible results, shared rather than allocated per call. */
-  private static final Classification[] RESULTS = new Classification[64];
+  private static final Classification[] RESULTS = new Classification[128];
 
   static {
     for (int bits = 0; bits < RESULTS.length; bits++) {
@@ -112,7 +127,8 @@ final class SqlClassifier {
               (bits & ROLLS_BACK_TO_SAVEPOINT) != 0,
               (bits & WRITES_AFTER_BOUNDARY) != 0,
               (bits & RUNS_AFTER_END) != 0,
-              (bits & OUTSIDE_TRANSACTION) != 0);
+              (bits & OUTSIDE_TRANSACTION) != 0,
+              (bits & NON_ATOMIC) != 0);
     }
   }
 
@@ -191,6 +207,6 @@ final class SqlClassifier {
       // several share a transaction block anyway (the server's implicit one)
       bits &= ~OUTSIDE_TRANSACTION;
     }
-    return lexer.malformed() ? bits | MAY_WRITE : bits;
+    return lexer.malformed() ? bits | MAY_WRITE | NON_ATOMIC : bits;
   }
 }

@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import static dev.fencing.jdbc.SqlClassifier.ENDS_TRANSACTION;
 import static dev.fencing.jdbc.SqlClassifier.MAY_WRITE;
+import static dev.fencing.jdbc.SqlClassifier.NON_ATOMIC;
 import static dev.fencing.jdbc.SqlClassifier.OUTSIDE_TRANSACTION;
 import static dev.fencing.jdbc.SqlClassifier.ROLLS_BACK_TO_SAVEPOINT;
 import static dev.fencing.jdbc.SqlLexer.COMMA;
@@ -9,6 +10,7 @@ import static dev.fencing.jdbc.SqlLexer.DOT;
 import static dev.fencing.jdbc.SqlLexer.DOUBLE_COLON;
 import static dev.fencing.jdbc.SqlLexer.LEFT_PAREN;
 import static dev.fencing.jdbc.SqlLexer.NUMBER;
+import static dev.fencing.jdbc.SqlLexer.OTHER;
 import static dev.fencing.jdbc.SqlLexer.QUOTED_IDENTIFIER;
 import static dev.fencing.jdbc.SqlLexer.RIGHT_PAREN;
 import static dev.fencing.jdbc.SqlLexer.WORD;
@@ -77,10 +79,14 @@ final class SqlStatement {
 
   /**
    * The statement's bits: {@link SqlClassifier#MAY_WRITE}, {@link SqlClassifier#ENDS_TRANSACTION},
-   * {@link SqlClassifier#ROLLS_BACK_TO_SAVEPOINT}, {@link SqlClassifier#OUTSIDE_TRANSACTION}.
+   * {@link SqlClassifier#ROLLS_BACK_TO_SAVEPOINT}, {@link SqlClassifier#OUTSIDE_TRANSACTION},
+   * {@link SqlClassifier#NON_ATOMIC}.
    */
   int classify() {
     int bits = first >= 0 && tokens.kind(first) == WORD ? transactionBits() : 0;
+    if (nonAtomic()) {
+      bits |= NON_ATOMIC;
+    }
     boolean write = (keepAll && !tokens.matchParentheses()) || mayWrite(0, tokens.count(), 0);
     if (write && first == 0 && !keepAll && outsideTransaction()) {
       bits |= OUTSIDE_TRANSACTION;
@@ -118,6 +124,20 @@ final class SqlStatement {
       default:
         return false;
     }
+  }
+
+  /**
+   * Whether the statement is {@code CALL} or {@code DO}, which PostgreSQL runs non-atomically at
+   * the top level outside a transaction block (the procedure or block may commit inside itself), or
+   * starts with a JDBC escape (<code>{call ...}</code>, which pgjdbc may send as {@code CALL}).
+   */
+  private boolean nonAtomic() {
+    if (first < 0) {
+      return false;
+    }
+    return tokens.kind(first) == WORD
+        ? tokens.is(first, "call") || tokens.is(first, "do")
+        : tokens.kind(first) == OTHER && tokens.textIs(first, "{");
   }
 
   /** Whether token {@code t} is there and is the word {@code keyword}. */

@@ -313,6 +313,36 @@ class SqlClassifierTest {
     }
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      textBlock =
+          """
+          CALL p()                                     | true
+          call p(1)                                    | true
+          /* first */ CaLl s.p()                       | true
+          DO $$ BEGIN COMMIT; END $$                   | true
+          do 'BEGIN NULL; END'                         | true
+          SELECT 1; CALL p()                           | true
+          {call p()}                                   | true
+          { ? = call f(?) }                            | true
+          SELECT 'x'; {call p()}                       | true
+          SELECT 'call p()'                            | false
+          SELECT call FROM t                           | false
+          INSERT INTO t VALUES ('do')                  | false
+          SELECT 1 -- ; CALL p()                       | false
+          SELECT 1 /* ; CALL p() */                    | false
+          SELECT $$; CALL p() $$                       | false
+          SELECT 'unterminated                         | true
+          """)
+  void nonAtomic(String sql, boolean nonAtomic) {
+    assertThat(SqlClassifier.classify(sql).nonAtomic()).isEqualTo(nonAtomic);
+    if (nonAtomic) {
+      assertThat(SqlClassifier.classify(sql).mayWrite()).isTrue();
+    }
+  }
+
   @Test
   void mayWriteIsClassifyMayWrite() {
     for (String sql : List.of("select 1", "delete from t", "commit", "select 'x")) {
