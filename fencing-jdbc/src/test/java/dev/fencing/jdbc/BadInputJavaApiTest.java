@@ -11,6 +11,7 @@ import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -670,6 +671,34 @@ class BadInputJavaApiTest {
                 () -> Fencing.bind(FencingToken.of(KNOWN, 1), FencingToken.of(KNOWN, 2))))
         .isInstanceOf(IllegalStateException.class);
     assertThat(Fencing.current().isEmpty()).isTrue();
+    assertThat(snapshot()).isEqualTo(before);
+  }
+
+  @Test
+  @DisplayName("B37 a procedure that commits inside itself, in autocommit with a token bound")
+  void procedureCommittingInsideItself() throws SQLException {
+    FencingTestSupport.exec(
+        plain,
+        "CREATE OR REPLACE PROCEDURE bad_java_commit_inside() LANGUAGE plpgsql AS $$ BEGIN"
+            + " INSERT INTO "
+            + APP
+            + " VALUES (37); COMMIT; INSERT INTO "
+            + APP
+            + " VALUES (38); END $$");
+    FenceSnapshot before = snapshot();
+    Throwable thrown;
+    try (FencingScope scope = Fencing.bind(known);
+        Connection c = fenced.getConnection();
+        Statement s = c.createStatement()) {
+      thrown = catchThrowable(() -> s.execute("CALL bad_java_commit_inside()"));
+      assertThat(c.getAutoCommit()).isTrue();
+    }
+    assertThat(thrown)
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining("commits or rolls back inside itself cannot be fenced")
+        .cause()
+        .hasMessageContaining("invalid transaction termination");
+    assertThat(((SQLException) thrown).getSQLState()).isEqualTo("2D000");
     assertThat(snapshot()).isEqualTo(before);
   }
 
