@@ -27,12 +27,13 @@ package dev.fencing.jdbc;
  *
  * <p>A string that is one command PostgreSQL refuses inside a transaction block (SQLState 25001)
  * and that runs no user code, so writes no table rows, is marked as such ({@link
- * Classification#outsideTransaction()}): a plain {@code VACUUM} (neither {@code FULL} nor {@code
- * ANALYZE}, no more than four words after it); {@code CREATE}/{@code DROP DATABASE}, {@code ALTER
+ * Classification#outsideTransaction()}): {@code CREATE}/{@code DROP DATABASE}, {@code ALTER
  * DATABASE name SET TABLESPACE}; {@code CREATE}/{@code DROP TABLESPACE}; {@code ALTER SYSTEM}. Not
  * the others PostgreSQL refuses there: {@code CREATE INDEX CONCURRENTLY}, {@code REINDEX}, {@code
- * CLUSTER}, {@code VACUUM FULL} and {@code ANALYZE} evaluate index expressions (user functions),
- * {@code DROP INDEX CONCURRENTLY} and subscriptions fire event triggers: any of them can write.
+ * CLUSTER}, {@code VACUUM} (a plain one too: it summarizes BRIN block ranges) and {@code ANALYZE}
+ * evaluate index expressions (user functions), {@code DROP INDEX CONCURRENTLY} and subscriptions
+ * fire event triggers: any of them can write. Both readings of a backslash (below) must find the
+ * one command: the mark relaxes the fence.
  *
  * <p>A string holding {@code CALL} or {@code DO} (by a statement's first word), or a statement
  * starting with a JDBC escape ({@code {call ...}}, which pgjdbc may send as {@code CALL}), is
@@ -164,8 +165,12 @@ final class SqlClassifier {
     if (standard.sawBackslashInPlainLiteral()) {
       // The server's standard_conforming_strings is unknown here: a backslash may escape a quote
       // and move the end of the literal. Either reading may be the real one, so combine them; the
-      // transaction flags only make the wrapper check again, so they combine the same way.
-      bits |= classifyStatements(sql, new SqlLexer(sql, true));
+      // transaction flags only make the wrapper check again, so they combine the same way. Not
+      // OUTSIDE_TRANSACTION: it relaxes the fence (the check first, then the string alone), so it
+      // takes both readings to be that one command; else a write one reading hides would run apart
+      // from its check.
+      int other = classifyStatements(sql, new SqlLexer(sql, true));
+      bits = ((bits | other) & ~OUTSIDE_TRANSACTION) | (bits & other & OUTSIDE_TRANSACTION);
     }
     return RESULTS[bits];
   }

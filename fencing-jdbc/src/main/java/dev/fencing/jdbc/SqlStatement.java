@@ -39,8 +39,6 @@ final class SqlStatement {
   // The first token that is not a parenthesis, and whether the statement keeps all its tokens.
   private int first = -1;
   private boolean keepAll;
-  // Whether tokens after the kept ones were dropped.
-  private boolean cutOff;
 
   /** A statement of {@code sql}, whose tokens are ranges of it. */
   SqlStatement(String sql) {
@@ -60,8 +58,6 @@ final class SqlStatement {
       }
     } else if (keepAll || tokens.count() < first + 1 + KEPT_AFTER_FIRST_WORD) {
       tokens.add(kind, start, end);
-    } else {
-      cutOff = true;
     }
   }
 
@@ -74,7 +70,6 @@ final class SqlStatement {
     tokens.clear();
     first = -1;
     keepAll = false;
-    cutOff = false;
   }
 
   /**
@@ -96,26 +91,15 @@ final class SqlStatement {
 
   /**
    * Whether PostgreSQL refuses this statement inside a transaction block and it runs no user code
-   * (the commands listed on {@link SqlClassifier}), as far as its first words tell; not when they
-   * were cut off. Commands that evaluate index expressions or predicates ({@code CREATE INDEX
-   * CONCURRENTLY}, {@code REINDEX}, {@code CLUSTER}, {@code VACUUM FULL}, {@code ANALYZE}) or fire
-   * event triggers ({@code DROP INDEX CONCURRENTLY}, subscriptions) can write table rows through
-   * them, so they are not listed: their check must share their transaction, which PostgreSQL
-   * refuses (25001).
+   * (the commands listed on {@link SqlClassifier}), as far as its first words tell. Commands that
+   * evaluate index expressions or predicates ({@code CREATE INDEX CONCURRENTLY}, {@code REINDEX},
+   * {@code CLUSTER}, {@code VACUUM} in every form: a plain one summarizes BRIN block ranges, {@code
+   * FULL} rebuilds indexes, {@code ANALYZE} samples them) or fire event triggers ({@code DROP INDEX
+   * CONCURRENTLY}, subscriptions) can write table rows through them, so they are not listed: their
+   * check must share their transaction, which PostgreSQL refuses (25001).
    */
   private boolean outsideTransaction() {
     switch (tokens.lower(0)) {
-      case "vacuum":
-        // plain VACUUM only, every word seen
-        if (cutOff) {
-          return false;
-        }
-        for (int t = 1; t < tokens.count(); t++) {
-          if (word(t, "full") || word(t, "analyze") || word(t, "analyse")) {
-            return false;
-          }
-        }
-        return true;
       case "create":
       case "drop":
         return word(1, "database") || word(1, "tablespace");

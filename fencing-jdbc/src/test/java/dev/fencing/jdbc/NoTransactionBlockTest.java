@@ -21,11 +21,12 @@ import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
 
 /**
- * Commands that PostgreSQL refuses inside a transaction block (SQLState 25001: {@code VACUUM},
- * {@code CREATE/DROP/REINDEX ... CONCURRENTLY}, ...) run in autocommit with a token bound, under
+ * Commands that PostgreSQL refuses inside a transaction block (SQLState 25001) and that run no user
+ * code ({@code CREATE/DROP DATABASE}, tablespaces, ...) run in autocommit with a token bound, under
  * every {@code preferQueryMode}, from a {@code Statement} and a {@code PreparedStatement}: the
  * check in a round trip of its own just before the command (which cannot share its transaction), so
- * a zombie's is refused and does nothing.
+ * a zombie's is refused and does nothing. Those that can run user code ({@code VACUUM} in every
+ * form, {@code CREATE/DROP/REINDEX ... CONCURRENTLY}, ...) fail as in a transaction block.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class NoTransactionBlockTest {
@@ -35,7 +36,7 @@ class NoTransactionBlockTest {
 
   /** Each command of the test that runs apart from its check (no user code). */
   private static final List<String> COMMANDS =
-      List.of("VACUUM ntb_rows", "VACUUM (VERBOSE) ntb_rows", "VACUUM");
+      List.of("DROP DATABASE IF EXISTS ntb_none", "DROP TABLESPACE IF EXISTS ntb_none");
 
   /**
    * Commands PostgreSQL refuses in a transaction block that can run user code: with a token bound
@@ -46,6 +47,9 @@ class NoTransactionBlockTest {
           "CREATE INDEX CONCURRENTLY ntb_index ON ntb_rows (v)",
           "REINDEX TABLE CONCURRENTLY ntb_rows",
           "DROP INDEX CONCURRENTLY IF EXISTS ntb_none",
+          "VACUUM ntb_rows",
+          "VACUUM (VERBOSE) ntb_rows",
+          "VACUUM",
           "VACUUM FULL ntb_rows",
           "VACUUM (ANALYZE) ntb_rows",
           "CLUSTER");

@@ -255,7 +255,8 @@ class SqlClassifierTest {
   /**
    * One command that PostgreSQL refuses inside a transaction block and that runs no user code (so
    * writes no table rows), by its first words; not the forms that can run in one, not those that
-   * can run user code (index expressions, event triggers), not one cut off, not several statements.
+   * can run user code (index expressions, a plain VACUUM's BRIN summaries too, event triggers), not
+   * several statements, not a string that is several under either reading of a backslash.
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource(
@@ -263,9 +264,10 @@ class SqlClassifierTest {
       quoteCharacter = '"',
       textBlock =
           """
-          VACUUM                                       | true
-          vacuum (verbose) t                           | true
-          VACUUM s.t;                                  | true
+          VACUUM                                       | false
+          vacuum (verbose) t                           | false
+          VACUUM s.t;                                  | false
+          "VACUUM (""full"") t"                          | false
           vacuum (analyze, verbose) t                  | false
           VACUUM FULL t;                               | false
           VACUUM (FULL)                                | false
@@ -305,6 +307,10 @@ class SqlClassifierTest {
           SELECT 1; VACUUM                             | false
           select 'vacuum'                              | false
           (VACUUM)                                     | false
+          "ALTER SYSTEM SET application_name = 'a\\' -- '; DELETE FROM t" | false
+          "ALTER SYSTEM SET application_name = 'a\\'; DELETE FROM t; --'" | false
+          "ALTER SYSTEM SET application_name = 'a\\\\b'" | true
+          "ALTER SYSTEM SET application_name = 'a\\'"   | false
           """)
   void outsideTransaction(String sql, boolean outside) {
     assertThat(SqlClassifier.classify(sql).outsideTransaction()).isEqualTo(outside);
