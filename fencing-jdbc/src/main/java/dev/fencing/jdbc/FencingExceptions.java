@@ -139,9 +139,9 @@ public final class FencingExceptions {
     }
     return new SQLException(
         "fencing: a procedure or DO block that commits or rolls back inside itself cannot be"
-            + " fenced: its COMMIT would end the transaction that holds the fencing check, and what"
-            + " it wrote after that would land unchecked. With a fencing token bound it runs in one"
-            + " transaction, where PostgreSQL refuses that COMMIT ("
+            + " fenced: its COMMIT or ROLLBACK would end the transaction that holds the fencing"
+            + " check, and what it wrote after that would land unchecked. With a fencing token"
+            + " bound it runs in one transaction, where PostgreSQL refuses that ("
             + e.getMessage()
             + "); call it with no token bound, or move the commits out of it",
         "2D000",
