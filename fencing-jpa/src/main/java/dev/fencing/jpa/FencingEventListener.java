@@ -59,25 +59,25 @@ final class FencingEventListener
 
   @Override
   public boolean onPreInsert(PreInsertEvent event) {
-    entityWrite(event, event.getState(), null, "insert");
+    entityWrite(event, event.getState(), null, false, "insert");
     return false;
   }
 
   @Override
   public boolean onPreUpdate(PreUpdateEvent event) {
-    entityWrite(event, event.getState(), event.getOldState(), "update");
+    entityWrite(event, event.getState(), event.getOldState(), true, "update");
     return false;
   }
 
   @Override
   public boolean onPreDelete(PreDeleteEvent event) {
-    entityWrite(event, event.getDeletedState(), null, "delete");
+    entityWrite(event, event.getDeletedState(), event.getDeletedState(), true, "delete");
     return false;
   }
 
   @Override
   public boolean onPreUpsert(PreUpsertEvent event) {
-    entityWrite(event, event.getState(), null, "upsert");
+    entityWrite(event, event.getState(), null, true, "upsert");
     return false;
   }
 
@@ -100,6 +100,7 @@ final class FencingEventListener
       AbstractPreDatabaseOperationEvent event,
       Object @Nullable [] state,
       Object @Nullable [] oldState,
+      boolean rowMayExist,
       String operation) {
     // What a write before this one armed and Hibernate skipped (vetoed, or failed before its
     // statement) must not be announced for this one; nor must this one's, if it is refused below.
@@ -115,6 +116,12 @@ final class FencingEventListener
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
     requireToken(session, entity, resource, operation);
+    if (rowMayExist && oldState == null && entity.attribute() != null) {
+      // No state of the row was loaded (a StatelessSession's update, delete or upsert): the
+      // statement writes the row its identifier names, whatever the instance says its attribute
+      // is, so that row is judged as the database has it now (null: there is none).
+      oldState = rowSnapshot(entity, persister, event.getId(), session);
+    }
     if (oldState != null && entity.attribute() != null) {
       // The row moves from one resource to another: it must be fenced for both.
       Object oldValue =
@@ -133,6 +140,22 @@ final class FencingEventListener
     if (writes != null) {
       FencingEventMonitor.arm(writes);
     }
+  }
+
+  /**
+   * The state of the row with identifier {@code id} in the database, read in the session's
+   * transaction; null if there is no such row, or if the identifier names the resource (the row
+   * written is then the one whose resource the identifier names).
+   */
+  private static Object @Nullable [] rowSnapshot(
+      FencedEntity entity,
+      EntityPersister persister,
+      @Nullable Object id,
+      SharedSessionContractImplementor session) {
+    if (id == null || isIdentifier(persister, entity)) {
+      return null;
+    }
+    return persister.getDatabaseSnapshot(id, session);
   }
 
   /**

@@ -25,10 +25,14 @@ import org.hibernate.event.service.spi.EventListenerRegistry;
 import org.hibernate.event.spi.EventType;
 import org.hibernate.integrator.spi.Integrator;
 import org.hibernate.mapping.BasicValue;
+import org.hibernate.mapping.Column;
 import org.hibernate.mapping.Join;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
+import org.hibernate.mapping.Selectable;
+import org.hibernate.mapping.SimpleValue;
 import org.hibernate.mapping.Table;
+import org.hibernate.mapping.Value;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -279,7 +283,7 @@ public final class FencingIntegrator implements Integrator {
       throw FencedEntity.invalid(
           entity.getEntityName(), "attribute " + attribute + " does not exist; it has " + names);
     }
-    if (!(property.getValue() instanceof BasicValue)) {
+    if (!(property.getValue() instanceof BasicValue value)) {
       throw FencedEntity.invalid(
           entity.getEntityName(),
           "attribute "
@@ -287,6 +291,74 @@ public final class FencingIntegrator implements Integrator {
               + " is not a basic attribute (a column value); an association, collection or"
               + " embeddable cannot name a resource");
     }
+    if (property == entity.getIdentifierProperty()) {
+      return; // the row the statement writes is the one its identifier names
+    }
+    // The listener judges a write by the attribute's value in the entity: that must be the value
+    // the row's column gets. A formula, a column the attribute does not insert, or one another
+    // attribute writes (a read-only copy of an association's foreign key) could hold another
+    // resource than the one the row is written with.
+    if (value.hasFormula() || value.getColumns().size() != 1) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute " + attribute + " is not mapped to one column (a @Formula is never written)");
+    }
+    Column column = value.getColumns().get(0);
+    if (!property.isInsertable() || !value.isColumnInsertable(0)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + " is not insertable, so the row's column "
+              + column.getName()
+              + " may hold another resource than the attribute; make the @Fenced attribute the"
+              + " mapping that writes the column");
+    }
+    List<Property> others = new ArrayList<>();
+    if (entity.hasIdentifierProperty()) {
+      others.add(entity.getIdentifierProperty());
+    }
+    others.addAll(entity.getPropertyClosure());
+    for (Join join : entity.getJoinClosure()) {
+      others.addAll(join.getProperties());
+    }
+    for (Property other : others) {
+      if (other != property && writesColumn(other, value.getTable(), column)) {
+        throw FencedEntity.invalid(
+            entity.getEntityName(),
+            "attribute "
+                + attribute
+                + "'s column "
+                + column.getName()
+                + " is also written by attribute "
+                + other.getName()
+                + ", so the row's column may hold another resource than the attribute; make"
+                + " the other mapping read-only (insertable = false, updatable = false)");
+      }
+    }
+  }
+
+  /** Whether {@code property} inserts or updates {@code column} of {@code table}. */
+  private static boolean writesColumn(Property property, Table table, Column column) {
+    Value value = property.getValue();
+    if (value.getTable() != table || !(property.isInsertable() || property.isUpdatable())) {
+      return false;
+    }
+    List<Selectable> selectables = value.getSelectables();
+    for (int i = 0; i < selectables.size(); i++) {
+      if (selectables.get(i) instanceof Column c && c.equals(column)) {
+        if (!(value instanceof SimpleValue simple)
+            || i >= simple.getColumnInsertability().length
+            || i >= simple.getColumnUpdateability().length) {
+          return true; // cannot tell: it may
+        }
+        if ((property.isInsertable() && simple.isColumnInsertable(i))
+            || (property.isUpdatable() && simple.isColumnUpdateable(i))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static void requireNoFencedEntityListener(Class<?> type, String name) {

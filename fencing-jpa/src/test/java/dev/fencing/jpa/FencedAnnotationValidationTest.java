@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.testing.TestDatabaseExtension;
+import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EntityListeners;
 import jakarta.persistence.Id;
+import jakarta.persistence.JoinColumn;
 import jakarta.persistence.ManyToOne;
 import java.util.Map;
 import org.hibernate.SessionFactory;
+import org.hibernate.annotations.Formula;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,6 +53,84 @@ class FencedAnnotationValidationTest {
     @ManyToOne @Nullable Person owner;
   }
 
+  /**
+   * The @Fenced attribute is a read-only copy of a column another attribute writes: the listener
+   * would judge a write by the copy (shelf:a) while the row is written with the other's value
+   * (shelf:b). Before the start-up check, a client holding shelf:a's token inserted a row of
+   * shelf:b and moved a row of shelf:a to shelf:b.
+   */
+  @Entity(name = "ReadOnlyCopyOfAWrittenColumn")
+  @Fenced(prefix = "shelf:", attribute = "ownerKey")
+  static class ReadOnlyCopyOfAWrittenColumn {
+    @Id long id;
+
+    @Column(name = "owner")
+    String owner = "";
+
+    @Column(name = "owner", insertable = false, updatable = false)
+    String ownerKey = "";
+  }
+
+  /** The same with the usual pair: an association writes the foreign key, an attribute reads it. */
+  @Entity(name = "ReadOnlyCopyOfAForeignKey")
+  @Fenced(prefix = "owner:", attribute = "ownerId")
+  static class ReadOnlyCopyOfAForeignKey {
+    @Id long id;
+
+    @ManyToOne
+    @JoinColumn(name = "owner_id")
+    @Nullable Person owner;
+
+    @Column(name = "owner_id", insertable = false, updatable = false)
+    @Nullable Long ownerId;
+  }
+
+  /**
+   * The other way round is fine: the @Fenced attribute writes the column, the association reads it.
+   */
+  @Entity(name = "WrittenKeyReadOnlyAssociation")
+  @Fenced(prefix = "owner:", attribute = "ownerId")
+  static class WrittenKeyReadOnlyAssociation {
+    @Id long id;
+
+    @ManyToOne
+    @JoinColumn(name = "owner_id", insertable = false, updatable = false)
+    @Nullable Person owner;
+
+    @Column(name = "owner_id")
+    @Nullable Long ownerId;
+  }
+
+  /** An attribute the insert does not write: the column gets its default, whatever it says. */
+  @Entity(name = "NotInsertableAttribute")
+  @Fenced(prefix = "account:", attribute = "number")
+  static class NotInsertableAttribute {
+    @Id long id;
+
+    @Column(insertable = false)
+    long number;
+  }
+
+  /** A formula is never written: its value in the entity is not the row's. */
+  @Entity(name = "FormulaAttribute")
+  @Fenced(prefix = "account:", attribute = "number")
+  static class FormulaAttribute {
+    @Id long id;
+
+    @Formula("id * 2")
+    long number;
+  }
+
+  /** An attribute never updated is fine: a changed value is judged as a move (both tokens). */
+  @Entity(name = "NotUpdatableAttribute")
+  @Fenced(prefix = "account:", attribute = "number")
+  static class NotUpdatableAttribute {
+    @Id long id;
+
+    @Column(updatable = false)
+    long number;
+  }
+
   @Entity(name = "ListenerWithoutFenced")
   @EntityListeners(FencedEntityListener.class)
   static class ListenerWithoutFenced {
@@ -87,6 +168,31 @@ class FencedAnnotationValidationTest {
   }
 
   @Test
+  void readOnlyCopyOfAWrittenColumn() {
+    assertThat(bootFailure(ReadOnlyCopyOfAWrittenColumn.class))
+        .contains(
+            ReadOnlyCopyOfAWrittenColumn.class.getName(), "attribute ownerKey is not insertable");
+  }
+
+  @Test
+  void readOnlyCopyOfAForeignKey() {
+    assertThat(bootFailure(ReadOnlyCopyOfAForeignKey.class, Person.class))
+        .contains(ReadOnlyCopyOfAForeignKey.class.getName(), "attribute ownerId is not insertable");
+  }
+
+  @Test
+  void notInsertableAttribute() {
+    assertThat(bootFailure(NotInsertableAttribute.class))
+        .contains(NotInsertableAttribute.class.getName(), "attribute number is not insertable");
+  }
+
+  @Test
+  void formulaAttribute() {
+    assertThat(bootFailure(FormulaAttribute.class))
+        .contains(FormulaAttribute.class.getName(), "attribute number is not mapped to one column");
+  }
+
+  @Test
   void entityListenerWithoutFenced() {
     assertThat(bootFailure(ListenerWithoutFenced.class))
         .contains(ListenerWithoutFenced.class.getName(), "FencedEntityListener", "@Fenced");
@@ -101,7 +207,10 @@ class FencedAnnotationValidationTest {
             LedgerEntry.class,
             Account.class,
             Wallet.class,
-            Memo.class)) {
+            Memo.class,
+            Person.class,
+            WrittenKeyReadOnlyAssociation.class,
+            NotUpdatableAttribute.class)) {
       assertThat(sf.isOpen()).isTrue();
     }
   }
