@@ -76,6 +76,15 @@ public final class FencedTables {
   }
 
   /**
+   * Announces, on the writing thread, that every statement writing {@code table} until {@link
+   * #withdrawRowWrite} writes rows of one resource whose token the caller has already required
+   * (fencing-jpa's collection events: a collection's statements, one per changed row).
+   */
+  public static void announceRowWrites(String table) {
+    TableGuards.announceUntilWithdrawn(table);
+  }
+
+  /**
    * Withdraws, on the writing thread, what {@link #announceRowWrite} announced for {@code table}
    * and no statement used up: the entity's write is over (fencing-jpa's {@code EventMonitor}, at
    * Hibernate's {@code completeEntity…Event}), and Hibernate may have skipped one of its tables (an

@@ -100,7 +100,19 @@ final class TableGuards {
           SqlClassifier.MEMO_TEXT_LENGTH);
 
   static void announce(String table) {
-    ANNOUNCED.get().merge(NORMALISED.get(table), 1, Integer::sum);
+    ANNOUNCED.get().merge(NORMALISED.get(table), 1, TableGuards::saturatedSum);
+  }
+
+  /**
+   * Announces every statement writing {@code table} on this thread until {@link #withdraw}: a
+   * collection's writes, as many as its changed rows.
+   */
+  static void announceUntilWithdrawn(String table) {
+    ANNOUNCED.get().put(NORMALISED.get(table), Integer.MAX_VALUE);
+  }
+
+  private static Integer saturatedSum(Integer a, Integer b) {
+    return a > Integer.MAX_VALUE - b ? Integer.MAX_VALUE : a + b;
   }
 
   /** Forgets what this thread announced for {@code table} and no statement used up. */
@@ -234,7 +246,7 @@ final class TableGuards {
           all = false;
         } else if (n == 1) {
           announced.remove(key);
-        } else {
+        } else if (n != Integer.MAX_VALUE) { // MAX_VALUE: until withdrawn
           announced.put(key, n - 1);
         }
       }

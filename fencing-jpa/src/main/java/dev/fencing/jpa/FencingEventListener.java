@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.Map;
 import java.util.Objects;
 import org.hibernate.collection.spi.PersistentCollection;
+import org.hibernate.engine.spi.EntityEntry;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.event.spi.AbstractCollectionEvent;
 import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
@@ -46,15 +47,20 @@ final class FencingEventListener
 
   private final Map<String, FencedEntity> fenced;
   private final Map<String, FencingEventMonitor.RowWrites> rowWrites;
+  // by collection role: the table of a collection whose per-row owner's rows name their resources
+  private final Map<String, FencingEventMonitor.RowWrites> collectionWrites;
 
   /**
    * With no entity fenced, the listener only clears what a write of another {@code SessionFactory}
    * armed on the thread (see {@link FencingEventMonitor}).
    */
   FencingEventListener(
-      Map<String, FencedEntity> fenced, Map<String, FencingEventMonitor.RowWrites> rowWrites) {
+      Map<String, FencedEntity> fenced,
+      Map<String, FencingEventMonitor.RowWrites> rowWrites,
+      Map<String, FencingEventMonitor.RowWrites> collectionWrites) {
     this.fenced = fenced;
     this.rowWrites = rowWrites;
+    this.collectionWrites = collectionWrites;
   }
 
   @Override
@@ -112,6 +118,9 @@ final class FencingEventListener
     }
     SharedSessionContractImplementor session = event.getSession();
     requireFencedConnection(session, entity);
+    if (oldState != null && state != null) {
+      keepUnwrittenAttribute(entity, persister, state, oldState);
+    }
     Object value = attributeValue(entity, persister, event.getEntity(), event.getId(), state);
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
@@ -139,6 +148,24 @@ final class FencingEventListener
     FencingEventMonitor.RowWrites writes = rowWrites.get(persister.getEntityName());
     if (writes != null) {
       FencingEventMonitor.arm(writes);
+    }
+  }
+
+  /**
+   * An update never writes a non-updatable {@code @Fenced} attribute's column: the row keeps its
+   * resource whatever the instance now says. The state written (which becomes the loaded state)
+   * gets the old value back, so that this update and the collection writes after it are judged by
+   * the row's resource, not by a value the database never got.
+   */
+  private static void keepUnwrittenAttribute(
+      FencedEntity entity, EntityPersister persister, Object[] state, Object[] oldState) {
+    String attribute = entity.attribute();
+    if (attribute == null || isIdentifier(persister, entity)) {
+      return;
+    }
+    int position = persister.findAttributeMapping(attribute).getStateArrayPosition();
+    if (!persister.getPropertyUpdateability()[position]) {
+      state[position] = oldState[position];
     }
   }
 
@@ -175,6 +202,7 @@ final class FencingEventListener
   }
 
   private void collectionWrite(AbstractCollectionEvent event, String operation) {
+    FencingEventMonitor.disarmCollection(); // nothing armed earlier is announced for this one
     if (event.getCollectionPersister().isInverse()) {
       return; // writes nothing: the entities on the owning side are fenced themselves
     }
@@ -207,12 +235,50 @@ final class FencingEventListener
                 + "): its owner is not loaded, so its resource is unknown");
       }
       resource = resource(entity, owner, ownerEntity, event.getAffectedOwnerIdOrNull(), null);
+      String loaded = loadedResource(entity, owner, ownerEntity, session);
+      if (loaded != null && !loaded.equals(resource)) {
+        // The instance names another resource than its row has (a non-updatable attribute changed
+        // in memory): the collection's rows are the row's, so its resource's token is needed too.
+        requireToken(
+            session,
+            entity,
+            loaded,
+            operation + " " + event.getCollectionPersister().getRole() + " of");
+      }
     }
     requireToken(
         session,
         entity,
         resource,
         operation + " " + event.getCollectionPersister().getRole() + " of");
+    if (entity.attribute() != null) {
+      FencingEventMonitor.RowWrites writes =
+          collectionWrites.get(event.getCollectionPersister().getRole());
+      if (writes != null) {
+        FencingEventMonitor.armCollection(
+            writes); // the collection's statements, announced by the monitor
+      }
+    }
+  }
+
+  /**
+   * The resource of {@code owner}'s row as the session loaded (or last wrote) it; null if the
+   * session holds no state of it (a stateless session) or the identifier names the resource.
+   */
+  private static @Nullable String loadedResource(
+      FencedEntity entity,
+      EntityPersister persister,
+      @Nullable Object owner,
+      @Nullable SharedSessionContractImplementor session) {
+    if (owner == null || session == null || isIdentifier(persister, entity)) {
+      return null;
+    }
+    EntityEntry entry = session.getPersistenceContextInternal().getEntry(owner);
+    Object[] loadedState = entry == null ? null : entry.getLoadedState();
+    if (loadedState == null) {
+      return null;
+    }
+    return entity.resourceOf(attributeValue(entity, persister, owner, null, loadedState));
   }
 
   /**

@@ -36,10 +36,26 @@ public final class FencingEventMonitor extends DelegatingEventMonitor {
    * it may send there (an optional secondary table's row: up to two, see {@link
    * FencingIntegrator}); what no statement used up is withdrawn when the write is complete.
    */
-  record RowWrites(String entityName, List<String> tables) {
+  record RowWrites(String entityName, List<String> tables, boolean untilComplete) {
+    RowWrites(String entityName, List<String> tables) {
+      this(entityName, tables, false);
+    }
+
+    /**
+     * A collection's writes: every statement to its table until the write is complete (one per
+     * changed row), the owner's tokens already required.
+     */
+    static RowWrites ofCollection(String role, String table) {
+      return new RowWrites(role, List.of(table), true);
+    }
+
     void announce() {
       for (int i = 0; i < tables.size(); i++) {
-        FencedTables.announceRowWrite(tables.get(i));
+        if (untilComplete) {
+          FencedTables.announceRowWrites(tables.get(i));
+        } else {
+          FencedTables.announceRowWrite(tables.get(i));
+        }
       }
     }
 
@@ -55,13 +71,26 @@ public final class FencingEventMonitor extends DelegatingEventMonitor {
       implements DiagnosticEvent {}
 
   private static final ThreadLocal<@Nullable RowWrites> ARMED = new ThreadLocal<>();
+  // A collection's writes, apart: a stateless delete removes the entity's collections between the
+  // entity's pre-event and its statement.
+  private static final ThreadLocal<@Nullable RowWrites> ARMED_COLLECTION = new ThreadLocal<>();
 
   /** Called by Hibernate's service loading. */
   public FencingEventMonitor() {}
 
-  /** The entity write whose pre-event just passed writes {@code writes} if Hibernate runs it. */
+  /**
+   * The entity or collection write whose pre-event just passed writes {@code writes} if Hibernate
+   * runs it.
+   */
   static void arm(RowWrites writes) {
     ARMED.set(writes);
+  }
+
+  /**
+   * The collection write whose pre-event just passed writes {@code writes} if Hibernate runs it.
+   */
+  static void armCollection(RowWrites writes) {
+    ARMED_COLLECTION.set(writes);
   }
 
   /** The entity write whose pre-event just passed writes no per-row table (or was refused). */
@@ -69,14 +98,31 @@ public final class FencingEventMonitor extends DelegatingEventMonitor {
     if (ARMED.get() != null) {
       ARMED.set(null);
     }
+    disarmCollection();
+  }
+
+  /** The collection write whose pre-event just passed writes no per-row table (or was refused). */
+  static void disarmCollection() {
+    if (ARMED_COLLECTION.get() != null) {
+      ARMED_COLLECTION.set(null);
+    }
   }
 
   private static @Nullable DiagnosticEvent announce(@Nullable DiagnosticEvent delegated) {
-    RowWrites writes = ARMED.get();
+    return announce(ARMED, delegated);
+  }
+
+  private static @Nullable DiagnosticEvent announceCollection(@Nullable DiagnosticEvent delegated) {
+    return announce(ARMED_COLLECTION, delegated);
+  }
+
+  private static @Nullable DiagnosticEvent announce(
+      ThreadLocal<@Nullable RowWrites> armed, @Nullable DiagnosticEvent delegated) {
+    RowWrites writes = armed.get();
     if (writes == null) {
       return delegated;
     }
-    ARMED.set(null);
+    armed.set(null);
     writes.announce();
     return new Announced(delegated, writes);
   }
@@ -148,6 +194,51 @@ public final class FencingEventMonitor extends DelegatingEventMonitor {
       boolean success,
       SharedSessionContractImplementor session) {
     delegate().completeEntityDeleteEvent(withdraw(event), id, entityName, success, session);
+  }
+
+  @Override
+  public @Nullable DiagnosticEvent beginCollectionRecreateEvent() {
+    return announceCollection(delegate().beginCollectionRecreateEvent());
+  }
+
+  @Override
+  public void completeCollectionRecreateEvent(
+      @Nullable DiagnosticEvent event,
+      @Nullable Object id,
+      @Nullable String entityName,
+      boolean success,
+      SharedSessionContractImplementor session) {
+    delegate().completeCollectionRecreateEvent(withdraw(event), id, entityName, success, session);
+  }
+
+  @Override
+  public @Nullable DiagnosticEvent beginCollectionUpdateEvent() {
+    return announceCollection(delegate().beginCollectionUpdateEvent());
+  }
+
+  @Override
+  public void completeCollectionUpdateEvent(
+      @Nullable DiagnosticEvent event,
+      @Nullable Object id,
+      @Nullable String entityName,
+      boolean success,
+      SharedSessionContractImplementor session) {
+    delegate().completeCollectionUpdateEvent(withdraw(event), id, entityName, success, session);
+  }
+
+  @Override
+  public @Nullable DiagnosticEvent beginCollectionRemoveEvent() {
+    return announceCollection(delegate().beginCollectionRemoveEvent());
+  }
+
+  @Override
+  public void completeCollectionRemoveEvent(
+      @Nullable DiagnosticEvent event,
+      @Nullable Object id,
+      @Nullable String entityName,
+      boolean success,
+      SharedSessionContractImplementor session) {
+    delegate().completeCollectionRemoveEvent(withdraw(event), id, entityName, success, session);
   }
 
   @Override

@@ -85,9 +85,12 @@ public final class FencingIntegrator implements Integrator {
       SessionFactoryImplementor sessionFactory) {
     Map<String, FencedEntity> fenced = scan(metadata);
     useEventMonitor(sessionFactory, fenced); // before anything is declared: it may refuse
+    FencedTables declared = fenced.isEmpty() ? null : fencedTables(sessionFactory);
     Map<String, FencingEventMonitor.RowWrites> rowWrites =
-        fenced.isEmpty() ? Map.of() : declareTables(metadata, fenced, fencedTables(sessionFactory));
-    FencingEventListener listener = new FencingEventListener(fenced, rowWrites);
+        fenced.isEmpty() ? Map.of() : declareTables(metadata, fenced, declared);
+    Map<String, FencingEventMonitor.RowWrites> collectionWrites =
+        fenced.isEmpty() ? Map.of() : declareCollectionTables(metadata, fenced, declared);
+    FencingEventListener listener = new FencingEventListener(fenced, rowWrites, collectionWrites);
     EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
     // Registered twice (service loading plus an explicit registration): keep one.
     registry.addDuplicationStrategy(
@@ -234,6 +237,53 @@ public final class FencingIntegrator implements Integrator {
       }
     }
     return Map.copyOf(rowWrites);
+  }
+
+  /**
+   * Declares the tables of the collections fenced entities own that have their own table (element
+   * collections, join tables; not a one-to-many's foreign key in the other entity's table, nor the
+   * inverse side), so that a bulk or native write of them needs the owner's token as the owner's
+   * own tables do; returns the tables of those whose owner's rows name their resources, by role,
+   * for their writes to be announced.
+   */
+  private static Map<String, FencingEventMonitor.RowWrites> declareCollectionTables(
+      Metadata metadata, Map<String, FencedEntity> fenced, @Nullable FencedTables declared) {
+    Map<String, FencingEventMonitor.RowWrites> collectionWrites = new HashMap<>();
+    for (org.hibernate.mapping.Collection collection : metadata.getCollectionBindings()) {
+      if (collection.isInverse() || collection.isOneToMany()) {
+        continue;
+      }
+      Table table = collection.getCollectionTable();
+      String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
+      for (PersistentClass entity : metadata.getEntityBindings()) {
+        FencedEntity fencing = fenced.get(entity.getEntityName());
+        if (fencing == null || !ownsOrInherits(entity, collection.getOwner())) {
+          continue; // a fenced subclass writes the collections its superclasses declare
+        }
+        if (fencing.attribute() == null) {
+          if (declared != null) {
+            declared.requireToken(name, fencing.fixedResource());
+          }
+        } else {
+          if (declared != null) {
+            declared.requireRowResources(name);
+          }
+          collectionWrites.put(
+              collection.getRole(),
+              FencingEventMonitor.RowWrites.ofCollection(collection.getRole(), name));
+        }
+      }
+    }
+    return Map.copyOf(collectionWrites);
+  }
+
+  private static boolean ownsOrInherits(PersistentClass entity, PersistentClass owner) {
+    for (PersistentClass c = entity; c != null; c = c.getSuperclass()) {
+      if (c == owner) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The fenced entities by entity name, validated. */
