@@ -11,35 +11,46 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The leases of {@code @WithLease} methods that ran inside a transaction: their tokens stay bound
- * until the transaction completed (so its commit, and a JPA flush at commit, are fenced), then they
- * are unbound, innermost first, and released. One per transaction synchronization scope.
+ * The leases of {@code @WithLease} methods and ShedLock jobs that ran inside a transaction: their
+ * tokens stay bound until the transaction completed (so its commit, and a JPA flush at commit, are
+ * fenced), then they are unbound, innermost first, and released. One per transaction
+ * synchronization scope.
  */
 final class DeferredRelease implements TransactionSynchronization {
   private static final Logger LOG = LoggerFactory.getLogger(DeferredRelease.class);
 
-  private record Held(FencingScope scope, Lease lease) {}
+  private final Deque<Runnable> stack = new ArrayDeque<>();
 
-  private final Deque<Held> stack = new ArrayDeque<>();
-  private final HeldLeases held;
-
-  private DeferredRelease(HeldLeases held) {
-    this.held = held;
-  }
+  private DeferredRelease() {}
 
   /** Keeps {@code scope} and {@code lease} until the current transaction completed. */
   static void register(FencingScope scope, Lease lease, HeldLeases held) {
-    DeferredRelease deferred = null;
+    current().stack.push(() -> end(scope, lease, held));
+  }
+
+  /**
+   * A ShedLock job's unlocking ({@code FencedLockProvider.Builder#deferUnlock}): run when the
+   * thread's transaction completed, if one is active.
+   *
+   * @return whether it was deferred
+   */
+  static boolean deferUnlock(Runnable unlock) {
+    if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+      return false;
+    }
+    current().stack.push(unlock);
+    return true;
+  }
+
+  private static DeferredRelease current() {
     for (TransactionSynchronization s : TransactionSynchronizationManager.getSynchronizations()) {
       if (s instanceof DeferredRelease d) {
-        deferred = d;
+        return d;
       }
     }
-    if (deferred == null) {
-      deferred = new DeferredRelease(held);
-      TransactionSynchronizationManager.registerSynchronization(deferred);
-    }
-    deferred.stack.push(new Held(scope, lease));
+    DeferredRelease deferred = new DeferredRelease();
+    TransactionSynchronizationManager.registerSynchronization(deferred);
+    return deferred;
   }
 
   /** Unbinds and releases now. */
@@ -55,12 +66,11 @@ final class DeferredRelease implements TransactionSynchronization {
   @Override
   public void afterCompletion(int status) {
     while (!stack.isEmpty()) {
-      Held h = stack.pop();
       try {
-        end(h.scope(), h.lease(), held);
+        stack.pop().run();
       } catch (RuntimeException e) {
         // an unbalanced binding opened inside the transaction; the lease is released anyway
-        LOG.error("Could not unbind the token of {} after the transaction", h.lease(), e);
+        LOG.error("Could not unbind a lease's token after the transaction", e);
       }
     }
   }
