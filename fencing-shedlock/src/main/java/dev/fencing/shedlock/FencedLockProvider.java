@@ -1,5 +1,6 @@
 package dev.fencing.shedlock;
 
+import dev.fencing.jdbc.FencingContext;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
@@ -13,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
+import java.util.function.BiPredicate;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -65,7 +66,7 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
 
   private final LeaseClient leases;
   private final String resourcePrefix;
-  private final Predicate<Runnable> unlockDeferral;
+  private final BiPredicate<FencingContext, Runnable> unlockDeferral;
   private final Set<Lease> held = ConcurrentHashMap.newKeySet();
   private final ScheduledThreadPoolExecutor delayedReleases;
 
@@ -209,7 +210,7 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
               release(job, configuration);
             }
           };
-      if (!unlockDeferral.test(end)) {
+      if (!unlockDeferral.test(job.binding(), end)) {
         end.run();
       }
     }
@@ -257,7 +258,7 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
   public static final class Builder {
     private final LeaseClient leases;
     private String resourcePrefix = "";
-    private Predicate<Runnable> unlockDeferral = unlock -> false;
+    private BiPredicate<FencingContext, Runnable> unlockDeferral = (binding, unlock) -> false;
 
     private Builder(LeaseClient leases) {
       this.leases = Objects.requireNonNull(leases, "leases");
@@ -297,7 +298,7 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
      * @param deferral decides, per unlock, whether to run the unlocking later
      * @return this builder
      */
-    public Builder deferUnlock(Predicate<Runnable> deferral) {
+    public Builder deferUnlock(BiPredicate<FencingContext, Runnable> deferral) {
       this.unlockDeferral = Objects.requireNonNull(deferral, "deferral");
       return this;
     }
