@@ -1,6 +1,7 @@
 package dev.fencing.shedlock;
 
 import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingContext;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
 
@@ -23,6 +24,11 @@ final class FencedJob {
 
   Lease lease() {
     return lease;
+  }
+
+  /** The tokens bound while the job's scope is open. */
+  FencingContext binding() {
+    return scope.context();
   }
 
   /**

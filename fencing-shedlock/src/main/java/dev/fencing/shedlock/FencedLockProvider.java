@@ -1,5 +1,6 @@
 package dev.fencing.shedlock;
 
+import dev.fencing.jdbc.FencingContext;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
@@ -13,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -39,10 +41,11 @@ import org.slf4j.LoggerFactory;
  *       dev.fencing.jdbc.Fencing#bind}) on the calling thread: ShedLock calls it on the thread that
  *       then runs the job, in its method-proxy and scheduler modes alike. A lock held by another
  *       instance is not an error: empty, and ShedLock skips the run.
- *   <li>{@link SimpleLock#unlock()} unbinds the token on that thread and releases the lease; if the
- *       job ended before {@code lockAtLeastFor}, the lease is released only when {@code
- *       lockAtLeastFor} has passed since the lock was taken (ShedLock's definition), by a daemon
- *       thread of this provider. The job's writes are no longer fenced after {@code unlock()}.
+ *   <li>{@link SimpleLock#unlock()} unbinds the token on that thread and releases the lease (when
+ *       the job's transaction completed, with {@link Builder#deferUnlock}); if the job ended before
+ *       {@code lockAtLeastFor}, the lease is released only when {@code lockAtLeastFor} has passed
+ *       since the lock was taken (ShedLock's definition), by a daemon thread of this provider. The
+ *       job's writes are no longer fenced after {@code unlock()}.
  *   <li>{@link SimpleLock#extend} renews the lease (its expiry moves {@code lockAtMostFor} on, by
  *       the database clock) and keeps the token bound. The lease's length is fixed when it is
  *       taken, so {@code extend} accepts only the lock's own {@code lockAtMostFor} (ShedLock's
@@ -63,12 +66,14 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
 
   private final LeaseClient leases;
   private final String resourcePrefix;
+  private final BiPredicate<FencingContext, Runnable> unlockDeferral;
   private final Set<Lease> held = ConcurrentHashMap.newKeySet();
   private final ScheduledThreadPoolExecutor delayedReleases;
 
   private FencedLockProvider(Builder builder) {
     this.leases = builder.leases;
     this.resourcePrefix = builder.resourcePrefix;
+    this.unlockDeferral = builder.unlockDeferral;
     this.delayedReleases =
         new ScheduledThreadPoolExecutor(
             1,
@@ -197,10 +202,16 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
     public synchronized void unlock() {
       requireCurrent();
       extended = true; // no further use of this generation
-      try {
-        job.end();
-      } finally {
-        release(job, configuration);
+      Runnable end =
+          () -> {
+            try {
+              job.end();
+            } finally {
+              release(job, configuration);
+            }
+          };
+      if (!unlockDeferral.test(job.binding(), end)) {
+        end.run();
       }
     }
 
@@ -247,6 +258,7 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
   public static final class Builder {
     private final LeaseClient leases;
     private String resourcePrefix = "";
+    private BiPredicate<FencingContext, Runnable> unlockDeferral = (binding, unlock) -> false;
 
     private Builder(LeaseClient leases) {
       this.leases = Objects.requireNonNull(leases, "leases");
@@ -271,6 +283,23 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
             "resourcePrefix is " + resourcePrefix.length() + " characters long; the limit is 100");
       }
       this.resourcePrefix = resourcePrefix;
+      return this;
+    }
+
+    /**
+     * Lets {@link SimpleLock#unlock()} hand its unbinding and release to the job's transaction
+     * (default: never). ShedLock's method advice may run inside a transaction's advice, so that
+     * {@code unlock()} comes before the commit, and what the commit writes (a JPA flush) would
+     * carry no token. {@code deferral} is called by {@code unlock()} on the job's thread with the
+     * unlocking: it returns true if it will run it later on that thread (when the transaction
+     * completed), false to have it run now. The Spring Boot starter defers to the thread's
+     * transaction synchronization.
+     *
+     * @param deferral decides, per unlock, whether to run the unlocking later
+     * @return this builder
+     */
+    public Builder deferUnlock(BiPredicate<FencingContext, Runnable> deferral) {
+      this.unlockDeferral = Objects.requireNonNull(deferral, "deferral");
       return this;
     }
 

@@ -17,7 +17,9 @@ import org.springframework.context.annotation.Bean;
  * A ShedLock {@code LockProvider} backed by fencing leases ({@link FencedLockProvider}), when
  * ShedLock is on the classpath and the application defines no {@code LockProvider} of its own
  * ({@code fencing.shedlock.enabled}, {@code fencing.shedlock.resource-prefix}). Its leases are not
- * kept alive: {@code lockAtMostFor} is their limit, as ShedLock defines it.
+ * kept alive: {@code lockAtMostFor} is their limit, as ShedLock defines it. A job whose ShedLock
+ * advice runs inside a transaction keeps its token bound until that transaction completed ({@link
+ * DeferredRelease}), so the commit is fenced.
  */
 @AutoConfiguration(after = FencingAutoConfiguration.class)
 @ConditionalOnClass({LockProvider.class, FencedLockProvider.class})
@@ -49,6 +51,7 @@ public final class FencingShedLockAutoConfiguration {
     }
     return FencedLockProvider.builder(builder.build())
         .resourcePrefix(properties.shedlock().resourcePrefix())
+        .deferUnlock(DeferredRelease::deferUnlock)
         .build();
   }
 }

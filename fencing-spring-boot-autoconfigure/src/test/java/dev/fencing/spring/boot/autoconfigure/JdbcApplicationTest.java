@@ -216,4 +216,27 @@ class JdbcApplicationTest {
                     ledger.underLease(() -> Fencing.current().token("ledger").orElseThrow())));
     assertThat(inner).isPresent();
   }
+
+  /**
+   * Leases of three resources inside a caller's transaction, one nested in a method of another
+   * (registered before it) and one called after it (bound inside it, registered after), are all
+   * deferred to its completion; they are unbound innermost first, so nothing stays bound on the
+   * thread (registration order left the outer token bound for the thread's next task).
+   */
+  @Test
+  void nestedLeasesDeferredToTheCallersTransactionLeaveNothingBound() throws SQLException {
+    FencingToken account =
+        new TransactionTemplate(transactionManager)
+            .execute(
+                status -> {
+                  FencingToken nested = ledger.underLease(() -> ledger.touchAccount("nested"));
+                  ledger.touchAccount("sibling");
+                  return nested;
+                });
+    assertThat(account.resource()).isEqualTo("account:nested");
+    assertThat(Fencing.current().isEmpty()).as("nothing bound after the transaction").isTrue();
+    assertThat(leases.tryAcquire("ledger", Duration.ofSeconds(30)))
+        .as("the outer lease was released")
+        .hasValueSatisfying(Lease::close);
+  }
 }
