@@ -57,7 +57,9 @@ import org.jspecify.annotations.Nullable;
  *       during the wait ends the acquisition with {@link FencedLockException}).
  *   <li>Limits: an etcd cluster restored from an old snapshot, or a new cluster, can hand out
  *       smaller revisions; PostgreSQL then refuses every new holder as stale (safe, but stuck)
- *       until the resource is dropped and declared again.
+ *       until an operator runs {@code fencing.reset_external(resource, <the new cluster's
+ *       revision>)} once every holder of the old cluster is known to be gone (README, "Limits of
+ *       external tokens").
  * </ul>
  *
  * <p>Each acquisition gets its own lease, revoked by {@link #release()} (which deletes the key at

@@ -22,15 +22,28 @@ final class CheckLiteral {
   private CheckLiteral() {}
 
   /**
-   * The test that a transaction wrote, which the check behind an autocommit read runs first ({@code
-   * check_tokens_if_written}'s own first test, in SQL): the check behind it runs only when the
-   * transaction has an id. pg_catalog named, so no function on the search path can stand in for it.
-   * (The commit's check, {@link TokenChecker}, puts the same test in a {@code WHERE} and returns no
-   * row when it fails: measured cheaper with bound parameters; this literal form, read as one row,
-   * is kept for the read, docs/benchmark/read-only-commit.md.)
+   * The test that a transaction wrote, or may still write when it commits, which every check run
+   * only "if written" starts with ({@code check_tokens_if_written}'s own first test, V37): it has a
+   * transaction id (however the write was hidden), or it holds a {@code WITH HOLD} cursor, whose
+   * query runs to its end inside {@code COMMIT}, after this test, and may write then (a view
+   * calling a writing function). A holdable cursor left open from an earlier transaction costs each
+   * later commit of the session a check, never safety. pg_catalog named, so no function on the
+   * search path can stand in for either test. The xid test comes first: {@code OR} evaluates its
+   * arguments in order and the subquery (an init plan) runs only when its value is needed, so a
+   * transaction that wrote never lists its cursors.
    */
-  static final String IF_WRITTEN =
-      "SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE ";
+  static final String WRITTEN =
+      "(pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL OR EXISTS (SELECT FROM"
+          + " pg_catalog.pg_cursor() c WHERE c.is_holdable))";
+
+  /**
+   * The start of the check behind an autocommit read: {@code SELECT CASE WHEN} {@link #WRITTEN}
+   * {@code THEN}, the check, {@code END}. (The commit's check, {@link TokenChecker}, puts the same
+   * test in a {@code WHERE} and returns no row when it fails: measured cheaper with bound
+   * parameters; this literal form, read as one row, is kept for the read,
+   * docs/benchmark/read-only-commit.md.)
+   */
+  static final String IF_WRITTEN = "SELECT CASE WHEN " + WRITTEN + " THEN ";
 
   static String sql(String schema, List<FencingContext.Binding> bindings) {
     return call(new StringBuilder(64 + 32 * bindings.size()).append("SELECT "), schema, bindings)
@@ -38,12 +51,11 @@ final class CheckLiteral {
   }
 
   /**
-   * {@code SELECT CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL THEN NULL ELSE
-   * <schema>.check_one(E'<resource>', <token>::bigint) END} ({@code check_tokens} with arrays for
-   * several): the commit's check ({@link TokenChecker}, there with a {@code WHERE}) with literal
-   * arguments, behind a read in autocommit ({@link CheckedRead}). A read that wrote nothing calls
-   * no function (a SECURITY DEFINER function with its own search_path costs the backend more than
-   * the read).
+   * {@code SELECT CASE WHEN} {@link #WRITTEN} {@code THEN <schema>.check_one(E'<resource>',
+   * <token>::bigint) END} ({@code check_tokens} with arrays for several): the commit's check
+   * ({@link TokenChecker}, there with a {@code WHERE}) with literal arguments, behind a read in
+   * autocommit ({@link CheckedRead}). A read that wrote nothing calls no function (a SECURITY
+   * DEFINER function with its own search_path costs the backend more than the read).
    */
   static String ifWritten(String schema, List<FencingContext.Binding> bindings) {
     StringBuilder b = new StringBuilder(128 + 32 * bindings.size()).append(IF_WRITTEN);

@@ -31,21 +31,20 @@ final class TokenChecker {
    */
   private record Call(String many, String one) {
     /**
-     * The commit's check: {@code SELECT <schema>.check_one(?, ?) WHERE
-     * pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL} ({@code check_tokens} for several):
-     * the check's row if the transaction wrote (it has a transaction id, however the write was
-     * hidden), else no row. That is {@code check_tokens_if_written}'s own first test, in SQL: a
-     * transaction that wrote nothing calls no function (a {@code SECURITY DEFINER} call with its
-     * own search_path is most of what an empty check cost the backend), and one that wrote binds no
-     * arrays for one token. The test is a qual without columns, which PostgreSQL evaluates before
-     * the select list (a Result node's one-time filter), in a custom or a generic plan alike (the
-     * function is not immutable, so no plan holds its value). It costs the backend fewer
-     * instructions than {@link CheckLiteral#IF_WRITTEN}'s CASE
-     * (docs/benchmark/read-only-commit.md). pg_catalog named, so no function on the search path can
-     * stand in for the test.
+     * The commit's check: {@code SELECT <schema>.check_one(?, ?) WHERE} {@link
+     * CheckLiteral#WRITTEN} ({@code check_tokens} for several): the check's row if the transaction
+     * wrote (it has a transaction id, however the write was hidden) or holds a {@code WITH HOLD}
+     * cursor (whose query runs inside {@code COMMIT}), else no row. That is {@code
+     * check_tokens_if_written}'s own first test, in SQL: a transaction that wrote nothing calls no
+     * function (a {@code SECURITY DEFINER} call with its own search_path is most of what an empty
+     * check cost the backend), and one that wrote binds no arrays for one token. The test is a qual
+     * without columns, which PostgreSQL evaluates before the select list (a Result node's one-time
+     * filter), in a custom or a generic plan alike (the function is not immutable, so no plan holds
+     * its value). It costs the backend fewer instructions than {@link CheckLiteral#IF_WRITTEN}'s
+     * CASE (docs/benchmark/read-only-commit.md).
      */
     static Call ifWritten(String schema, String after) {
-      String written = " WHERE pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL" + after;
+      String written = " WHERE " + CheckLiteral.WRITTEN + after;
       return new Call(
           "SELECT " + schema + ".check_tokens(?, ?)" + written,
           "SELECT " + schema + ".check_one(?, ?)" + written);

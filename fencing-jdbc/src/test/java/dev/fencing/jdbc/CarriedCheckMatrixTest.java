@@ -339,11 +339,12 @@ class CarriedCheckMatrixTest {
         List<String> sent = trips.sent();
         int statement = indexOf(sent, "m_hidden", "#+#");
         // the commit's check behind the read, literal (CheckLiteral.ifWritten): check_one behind
-        // the transaction-id test, under every setting (a prepared statement's under simple in
+        // the test that it wrote (or holds a held cursor), under every setting (a prepared
+        // statement's under simple in
         // the same query message, CarriedSimple), never the wrapper's transaction's bound check
         int check =
             indexOf(
-                sent, "IS NULL THEN NULL ELSE fencing.check_one(E'" + zombie + "', 5::bigint) END");
+                sent, "c.is_holdable)) THEN fencing.check_one(E'" + zombie + "', 5::bigint) END");
         assertThat(statement).as("%s: %s", read.getKey(), sent).isNotNegative();
         assertThat(check)
             .as("%s: the commit's check sent after the read: %s", read.getKey(), sent)

@@ -54,7 +54,7 @@ class TrailingCheckTest {
         MatrixFixture.assertRefusedAsStale(() -> hiddenWrite(c, prepared));
         assertOneRoundTripWithTheCheckBehind(
             trips.sent(),
-            "IS NULL THEN NULL ELSE fencing.check_tokens(ARRAY[E'"
+            "c.is_holdable)) THEN fencing.check_tokens(ARRAY[E'"
                 + holder
                 + "', E'"
                 + zombie
@@ -83,7 +83,7 @@ class TrailingCheckTest {
         assertThat(hiddenWrite(c, prepared)).isEqualTo("[(r=6)]");
         assertOneRoundTripWithTheCheckBehind(
             trips.sent(),
-            "IS NULL THEN NULL ELSE fencing.check_one(E'" + holder + "', 5::bigint) END");
+            "c.is_holdable)) THEN fencing.check_one(E'" + holder + "', 5::bigint) END");
         assertThat(trips.count()).as("one round trip").isEqualTo(1);
       }
     }

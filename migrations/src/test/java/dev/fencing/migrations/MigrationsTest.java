@@ -180,7 +180,8 @@ class MigrationsTest {
               "32 leftovers of the reviews true",
               "34 negative key space returned true",
               "35 protect flag retries true",
-              "36 protected inheritance true");
+              "36 protected inheritance true",
+              "37 held cursor check true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
