@@ -205,7 +205,7 @@ class EpochTest {
                   throw new IllegalStateException(e);
                 }
               });
-      awaitAdvisoryWait(secondPid);
+      awaitIssuanceLockWait(secondPid);
       assertThat(b).isNotDone();
       first.commit();
       long token = b.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -248,7 +248,7 @@ class EpochTest {
                   throw new IllegalStateException(e);
                 }
               });
-      awaitAdvisoryWait(secondPid);
+      awaitIssuanceLockWait(secondPid);
       first.commit();
       if (isolation.equals("READ COMMITTED")) {
         assertThat(b.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(a + 1);
@@ -300,7 +300,7 @@ class EpochTest {
                   throw new IllegalStateException(e);
                 }
               });
-      awaitAdvisoryWait(issuerPid);
+      awaitIssuanceLockWait(issuerPid);
       operator.commit();
       Throwable failure =
           org.assertj.core.api.Assertions.catchThrowable(
@@ -332,15 +332,21 @@ class EpochTest {
     return (int) FenceSql.longValue(c, "SELECT pg_backend_pid()");
   }
 
-  /** Waits until {@code pid} waits for the issuance advisory lock (bounded, polling pg_locks). */
-  private void awaitAdvisoryWait(int pid) throws SQLException, InterruptedException {
+  /**
+   * Waits until {@code pid} waits for the issuance lock (V38: fencing.issuance_gate; bounded,
+   * polling pg_locks).
+   */
+  private void awaitIssuanceLockWait(int pid) throws SQLException, InterruptedException {
     long deadline = System.nanoTime() + WAIT.toNanos();
     try (Connection observer = db.connect()) {
       while (true) {
         List<String> waiting =
             FenceSql.strings(
-                observer, "SELECT locktype FROM pg_locks WHERE pid = ? AND NOT granted", pid);
-        if (waiting.contains("advisory")) {
+                observer,
+                "SELECT relation::regclass::text FROM pg_locks WHERE pid = ? AND NOT granted"
+                    + " AND locktype = 'relation'",
+                pid);
+        if (waiting.contains("fencing.issuance_gate")) {
           return;
         }
         if (System.nanoTime() > deadline) {

@@ -148,9 +148,7 @@ class LeaseIssuingInLineTest {
         long floor = Fence.acquire(c, res, "a", TTL);
         Fence.release(c, res, floor);
         blocker.setAutoCommit(false);
-        FenceSql.run(
-            blocker,
-            "SELECT pg_advisory_xact_lock('fencing.resource'::regclass::oid::integer, 16)");
+        FenceSql.run(blocker, "LOCK TABLE fencing.issuance_gate IN EXCLUSIVE MODE"); // V38
         int pid = (int) FenceSql.longValue(acquirer, "SELECT pg_backend_pid()");
         acquirer.setAutoCommit(false);
         FenceSql.run(acquirer, "SET TRANSACTION ISOLATION LEVEL " + isolation);
