@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.testing.TestDatabaseExtension;
+import java.io.IOException;
+import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.PGConnection;
 import org.postgresql.jdbc.PreferQueryMode;
 
 /**
@@ -28,9 +31,10 @@ import org.postgresql.jdbc.PreferQueryMode;
  * string ran before those statements, and the "if written" test found no transaction id yet; a
  * write they hide (a view calling a writing function, a cursor's query run by {@code MOVE}) was
  * then committed by the string's own {@code COMMIT} (or {@code END}, {@code COMMIT AND CHAIN}), a
- * stale token's write with it. With a token bound such a string is now refused before anything is
- * sent (0A000), in a transaction and in autocommit, whatever the query mode; a transaction's end is
- * a string of its own, checked right before it runs.
+ * stale token's write with it (plain, prepared, batched, through the COPY API). With a token bound
+ * such a string is now refused before anything is sent (0A000), in a transaction and in autocommit,
+ * whatever the query mode; a transaction's end is a string of its own, checked right before it
+ * runs.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class CommitAfterStatementTest {
@@ -104,6 +108,18 @@ class CommitAfterStatementTest {
       void run(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT x FROM cas_view; COMMIT")) {
           ps.execute();
+        }
+      }
+    },
+    COPY_OUT_COMMIT(false) {
+      @Override
+      void run(Connection c) throws SQLException {
+        try {
+          c.unwrap(PGConnection.class)
+              .getCopyAPI()
+              .copyOut("COPY (SELECT x FROM cas_view) TO STDOUT; COMMIT", new StringWriter());
+        } catch (IOException e) {
+          throw new SQLException(e);
         }
       }
     },
