@@ -56,9 +56,9 @@ final class CheckArguments {
 
   /**
    * The check's statements in {@link #sql} (a {@code COMMIT} after them not counted): each leaves
-   * one row, except that the commit's check ({@code ... WHERE pg_current_xact_id_if_assigned() IS
-   * NOT NULL}) leaves none when the transaction wrote nothing; the last one's row, or its absence,
-   * is read by {@link #returned}.
+   * one row, except that the commit's check ({@code ... WHERE} {@link CheckLiteral#WRITTEN}) leaves
+   * none when the transaction wrote nothing and holds no holdable cursor; the last one's row, or
+   * its absence, is read by {@link #returned}.
    */
   int statements() {
     return form.statements();

@@ -26,7 +26,7 @@ import org.postgresql.util.PSQLException;
 public final class FencedConnection extends DelegatingConnection implements FencingConnection {
   /** An execution known to write, whatever its text (nothing known of it: not carried alone). */
   static final SqlClassifier.Classification WRITE =
-      new SqlClassifier.Classification(true, false, false, false, false, false, true);
+      new SqlClassifier.Classification(true, false, false, false, false, false, true, false);
 
   /** A JDBC call to make once the fence has had its say. */
   @FunctionalInterface
@@ -289,12 +289,15 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
       }
       tx.ensureChecked(context); // refuses: a write needs a token
     }
-    if (kind.writesAfterBoundary() || kind.runsAfterEnd()) {
-      // The commit check would cover only the transaction the string starts in.
+    if (kind.writesAfterBoundary() || kind.runsAfterEnd() || kind.endsAfterStatement()) {
+      // The commit check would cover only the transaction the string starts in; and a check made
+      // before a string that ends the transaction after other statements ran before their writes
+      // (hidden in a view, an operator, a cursor's query), which the string itself commits.
       throw new SQLException(
-          "with a fencing token bound, nothing may follow COMMIT, ROLLBACK or another end of the"
-              + " transaction in the same SQL string, nor a write follow ROLLBACK TO SAVEPOINT;"
-              + " send the statements separately, and end transactions with Connection.commit()",
+          "with a fencing token bound, COMMIT, ROLLBACK or another end of the transaction must be"
+              + " a SQL string (or batch) of its own: nothing may precede or follow it in the same"
+              + " string, nor a write follow ROLLBACK TO SAVEPOINT; send the statements"
+              + " separately, and end transactions with Connection.commit()",
           "0A000");
     }
     if (tx.transactionState() == TransactionState.IDLE) {

@@ -87,6 +87,10 @@ final class SqlClassifier {
    *     which pgjdbc may turn into {@code CALL}), or the text does not lex: outside a transaction
    *     block PostgreSQL runs such a statement non-atomically, so the procedure or block may {@code
    *     COMMIT} or {@code ROLLBACK} inside itself and end the transaction its check belongs to
+   * @param endsAfterStatement a statement that ends the transaction follows another statement in
+   *     the same string: whatever that statement writes (a write hidden in a view, an operator, a
+   *     cursor's query run by {@code MOVE}) is done after the check before the string ran, and
+   *     committed by the string itself
    */
   record Classification(
       boolean mayWrite,
@@ -95,10 +99,11 @@ final class SqlClassifier {
       boolean writesAfterBoundary,
       boolean runsAfterEnd,
       boolean outsideTransaction,
-      boolean nonAtomic) {
+      boolean nonAtomic,
+      boolean endsAfterStatement) {
     /** A classification of one string with no statement after a transaction boundary. */
     Classification(boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
-      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false, false, false);
+      this(mayWrite, endsTransaction, rollsBackToSavepoint, false, false, false, false, false);
     }
   }
 
@@ -115,9 +120,12 @@ final class SqlClassifier {
   // A CALL or DO statement (or a JDBC escape): may end its transaction inside itself when run
   // outside a transaction block.
   static final int NON_ATOMIC = 64;
+  // A statement that ends the transaction follows another statement of the same string: the check
+  // made before the string ran before what the statements ahead of the end write.
+  private static final int ENDS_AFTER_STATEMENT = 128;
 
   /** The possible results, shared rather than allocated per call. */
-  private static final Classification[] RESULTS = new Classification[128];
+  private static final Classification[] RESULTS = new Classification[256];
 
   static {
     for (int bits = 0; bits < RESULTS.length; bits++) {
@@ -129,7 +137,8 @@ final class SqlClassifier {
               (bits & WRITES_AFTER_BOUNDARY) != 0,
               (bits & RUNS_AFTER_END) != 0,
               (bits & OUTSIDE_TRANSACTION) != 0,
-              (bits & NON_ATOMIC) != 0);
+              (bits & NON_ATOMIC) != 0,
+              (bits & ENDS_AFTER_STATEMENT) != 0);
     }
   }
 
@@ -196,6 +205,9 @@ final class SqlClassifier {
           }
           if ((bits & ENDS_TRANSACTION) != 0) {
             one |= RUNS_AFTER_END;
+          }
+          if ((one & ENDS_TRANSACTION) != 0 && statements > 0) {
+            one |= ENDS_AFTER_STATEMENT;
           }
           bits |= one;
           statements++;

@@ -220,36 +220,48 @@ class SqlClassifierTest {
       quoteCharacter = '"',
       textBlock =
           """
-          # sql                                     | mayWrite | ends  | rollsBackToSavepoint
-          begin                                     | false    | false | false
-          START TRANSACTION ISOLATION LEVEL SERIALIZABLE | false | false | false
-          COMMIT                                    | false    | true  | false
-          commit and chain                          | false    | true  | false
-          END                                       | false    | true  | false
-          end transaction                           | false    | true  | false
-          abort                                     | false    | true  | false
-          ROLLBACK                                  | false    | true  | false
-          rollback work                             | false    | true  | false
-          ROLLBACK TO SAVEPOINT s1                  | false    | false | true
-          rollback to s1                            | false    | false | true
-          rollback transaction to savepoint s1      | false    | false | true
-          ROLLBACK WORK TO s1                       | false    | false | true
-          savepoint s1                              | false    | false | false
-          release savepoint s1                      | false    | false | false
-          rollback prepared 'x'                     | false    | true  | false
-          commit prepared 'x'                       | false    | true  | false
-          prepare transaction 'x'                   | true     | true  | false
-          insert into t values (1); commit          | true     | true  | false
-          select 1; rollback to s1; select 2        | false    | false | true
-          rollback to s1; rollback                  | false    | true  | true
-          /* commit */ select 'rollback'            | false    | false | false
-          delete from t                             | true     | false | false
+          # sql                                     | mayWrite | ends  | rollsBackToSavepoint | endsAfterStatement
+          begin                                     | false    | false | false | false
+          START TRANSACTION ISOLATION LEVEL SERIALIZABLE | false | false | false | false
+          COMMIT                                    | false    | true  | false | false
+          commit and chain                          | false    | true  | false | false
+          END                                       | false    | true  | false | false
+          end transaction                           | false    | true  | false | false
+          abort                                     | false    | true  | false | false
+          ROLLBACK                                  | false    | true  | false | false
+          rollback work                             | false    | true  | false | false
+          ROLLBACK TO SAVEPOINT s1                  | false    | false | true | false
+          rollback to s1                            | false    | false | true | false
+          rollback transaction to savepoint s1      | false    | false | true | false
+          ROLLBACK WORK TO s1                       | false    | false | true | false
+          savepoint s1                              | false    | false | false | false
+          release savepoint s1                      | false    | false | false | false
+          rollback prepared 'x'                     | false    | true  | false | false
+          commit prepared 'x'                       | false    | true  | false | false
+          prepare transaction 'x'                   | true     | true  | false | false
+          insert into t values (1); commit          | true     | true  | false | true
+          select 1; rollback to s1; select 2        | false    | false | true | false
+          rollback to s1; rollback                  | false    | true  | true | true
+          /* commit */ select 'rollback'            | false    | false | false | false
+          delete from t                             | true     | false | false | false
           """)
   void transactionControl(
-      String sql, boolean mayWrite, boolean endsTransaction, boolean rollsBackToSavepoint) {
+      String sql,
+      boolean mayWrite,
+      boolean endsTransaction,
+      boolean rollsBackToSavepoint,
+      boolean endsAfterStatement) {
     assertThat(SqlClassifier.classify(sql))
         .isEqualTo(
-            new SqlClassifier.Classification(mayWrite, endsTransaction, rollsBackToSavepoint));
+            new SqlClassifier.Classification(
+                mayWrite,
+                endsTransaction,
+                rollsBackToSavepoint,
+                false,
+                false,
+                false,
+                false,
+                endsAfterStatement));
   }
 
   /**
@@ -482,5 +494,39 @@ class SqlClassifierTest {
       })
   void nothingAfterTheEndOfTheTransactionIsNotFlagged(String sql) {
     assertThat(SqlClassifier.classify(sql).runsAfterEnd()).as(sql).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "select * from v; commit",
+        "select 1; commit;",
+        "insert into t values (1); commit",
+        "table v; end",
+        "move all in c; commit and chain",
+        "savepoint a; select * from v; release a; commit",
+        "begin; select * from v; commit",
+        "select * from v; rollback",
+        "select 1;\nprepare transaction 'x'",
+        "/* x */ select 1; /* y */ commit /* z */"
+      })
+  void anEndOfTheTransactionAfterAnotherStatementIsFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).endsAfterStatement()).as(sql).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "commit",
+        "commit;",
+        "; ; commit ;",
+        "end",
+        "commit and chain",
+        "select 1; select 'commit'",
+        "/* commit */ select 1; select 2 -- commit",
+        "commit; select 1"
+      })
+  void noEndOfTheTransactionAfterAnotherStatementIsNotFlagged(String sql) {
+    assertThat(SqlClassifier.classify(sql).endsAfterStatement()).as(sql).isFalse();
   }
 }
