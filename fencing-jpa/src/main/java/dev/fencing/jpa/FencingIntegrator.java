@@ -84,6 +84,7 @@ public final class FencingIntegrator implements Integrator {
       BootstrapContext bootstrapContext,
       SessionFactoryImplementor sessionFactory) {
     Map<String, FencedEntity> fenced = scan(metadata);
+    DatabaseCascades.check(metadata, fenced);
     useEventMonitor(sessionFactory, fenced); // before anything is declared: it may refuse
     FencedTables declared = fenced.isEmpty() ? null : fencedTables(sessionFactory);
     Map<String, FencingEventMonitor.RowWrites> rowWrites =
