@@ -320,6 +320,22 @@ public final class FencingIntegrator implements Integrator {
               + " is not a basic attribute (a column value); an association, collection or"
               + " embeddable cannot name a resource");
     }
+    for (Column column : value.hasFormula() ? List.<Column>of() : value.getColumns()) {
+      // The listener judges the attribute's value; an SQL expression would give the column (or
+      // the loaded state) another one: the row would belong to another resource than the judged.
+      if (column.getCustomWrite() != null
+          || column.getCustomRead() != null
+          || column.getAssignmentExpression() != null) {
+        throw FencedEntity.invalid(
+            entity.getEntityName(),
+            "attribute "
+                + attribute
+                + "'s column "
+                + column.getName()
+                + " is written or read through an SQL expression (@ColumnTransformer), so the"
+                + " row's column may hold another resource than the attribute");
+      }
+    }
     if (property == entity.getIdentifierProperty()) {
       return; // the row the statement writes is the one its identifier names
     }
