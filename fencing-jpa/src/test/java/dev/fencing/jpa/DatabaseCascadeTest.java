@@ -90,6 +90,12 @@ class DatabaseCascadeTest {
   @Test
   void aDatabaseCascadeWithinOneResourceIsKept() {
     try (JpaFixture jpa = JpaFixture.start(db, Crate.class, Leash.class)) {
+      assertThat(
+              jpa.queryLong(
+                  "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND confdeltype = 'c'"
+                      + " AND conrelid IN ('leash'::regclass, 'crate_label'::regclass)"))
+          .as("both keys are ON DELETE CASCADE")
+          .isEqualTo(2);
       Crate crate = new Crate("c");
       crate.labels.add("fragile");
       jpa.seed("pups", crate, new Leash("l", crate));
@@ -110,6 +116,27 @@ class DatabaseCascadeTest {
       }
       assertThat(jpa.count("leash")).isZero();
       assertThat(jpa.count("crate_label")).isZero();
+    }
+  }
+
+  /** A {@code JOINED} subclass's key: its row is the same row as the superclass table's. */
+  @Test
+  void aJoinedSubclassTablesCascadeIsKept() {
+    try (JpaFixture jpa = JpaFixture.start(db, Hutch.class, Cage.class)) {
+      assertThat(
+              jpa.queryLong(
+                  "SELECT count(*) FROM pg_constraint WHERE conrelid = 'cage'::regclass"
+                      + " AND contype = 'f' AND confdeltype = 'c'"))
+          .as("cage's key to hutch is ON DELETE CASCADE")
+          .isEqualTo(1);
+      jpa.seed("hutch:h", new Cage("h"));
+
+      try (FencingScope scope = Fencing.bind(jpa.current("hutch:h"))) {
+        jpa.sessionFactory.inTransaction(s -> s.remove(s.find(Hutch.class, "h")));
+      }
+
+      assertThat(jpa.count("hutch")).isZero();
+      assertThat(jpa.count("cage")).isZero();
     }
   }
 }
