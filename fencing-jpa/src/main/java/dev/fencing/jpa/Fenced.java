@@ -29,12 +29,17 @@ import java.lang.annotation.Target;
  * resource names ({@link dev.fencing.jdbc.FencingToken#requireValidResource(String)}). The
  * attribute must be a basic attribute of the entity (a column value or the identifier), never null
  * when the entity is written, and the mapping that writes its column (insertable, not a
- * {@code @Formula}, no other attribute of the entity writing that column); its value is turned into
- * text with {@code String.valueOf}. An identifier the database generates (IDENTITY) is not known
- * before the insert, so it cannot name the resource. When an update changes the attribute, the
- * tokens for the old and the new resource are both required; a {@code StatelessSession}'s update,
- * delete or upsert (no loaded state) also requires the token for the resource of the row as the
- * database holds it. Hibernate checks these rules when it starts and fails naming the entity.
+ * {@code @Formula} nor a {@code @ColumnTransformer}, no other attribute of the entity writing that
+ * column); its value is turned into text with {@code String.valueOf}. An identifier the database
+ * generates (IDENTITY) is not known before the insert, so it cannot name the resource. When an
+ * update changes the attribute, the tokens for the old and the new resource are both required; a
+ * {@code StatelessSession}'s update, delete or upsert (no loaded state) also requires the token for
+ * the resource of the row as the database holds it. Hibernate checks these rules when it starts and
+ * fails naming the entity.
+ *
+ * <p>A foreign key of a fenced table whose {@code ON DELETE} action ({@code @OnDelete}) the
+ * database would run for another resource's (or an unfenced) row is refused at start: only a row's
+ * own parts, or rows of the same fixed resource, may be cascaded by the database.
  *
  * <p>Subclasses of a fenced entity are fenced too. Fencing does not follow associations: annotate
  * every entity whose rows must be fenced (cascaded children included); a collection owned by a

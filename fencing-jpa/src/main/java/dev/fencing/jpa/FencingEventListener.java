@@ -182,7 +182,13 @@ final class FencingEventListener
     if (id == null || isIdentifier(persister, entity)) {
       return null;
     }
-    return persister.getDatabaseSnapshot(id, session);
+    Object[] snapshot = persister.getDatabaseSnapshot(id, session);
+    if (snapshot == null && persister.getSoftDeleteMapping() != null) {
+      // Hibernate's snapshot leaves out a soft-deleted row, but a stateless update still writes it
+      // (its WHERE names the identifier only): it is judged by its resource all the same.
+      return SoftDeletedRows.state(entity, persister, id, session);
+    }
+    return snapshot;
   }
 
   /**

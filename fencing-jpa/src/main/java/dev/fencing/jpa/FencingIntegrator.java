@@ -2,7 +2,6 @@ package dev.fencing.jpa;
 
 import dev.fencing.jdbc.FencedTables;
 import jakarta.persistence.EntityListeners;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -11,12 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import javax.sql.DataSource;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
 import org.hibernate.boot.registry.classloading.spi.ClassLoaderService;
 import org.hibernate.boot.spi.BootstrapContext;
-import org.hibernate.engine.jdbc.connections.spi.ConnectionProvider;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.hibernate.event.monitor.internal.EmptyEventMonitor;
 import org.hibernate.event.monitor.spi.EventMonitor;
@@ -84,8 +81,9 @@ public final class FencingIntegrator implements Integrator {
       BootstrapContext bootstrapContext,
       SessionFactoryImplementor sessionFactory) {
     Map<String, FencedEntity> fenced = scan(metadata);
+    DatabaseCascades.check(metadata, fenced);
     useEventMonitor(sessionFactory, fenced); // before anything is declared: it may refuse
-    FencedTables declared = fenced.isEmpty() ? null : fencedTables(sessionFactory);
+    FencedTables declared = fenced.isEmpty() ? null : FencedTablesLookup.find(sessionFactory);
     Map<String, FencingEventMonitor.RowWrites> rowWrites =
         fenced.isEmpty() ? Map.of() : declareTables(metadata, fenced, declared);
     Map<String, FencingEventMonitor.RowWrites> collectionWrites =
@@ -165,25 +163,6 @@ public final class FencingIntegrator implements Integrator {
               + ". Put fencing-jpa ahead of the jar providing it on the class path, or remove"
               + " that jar's META-INF/services/org.hibernate.event.monitor.spi.EventMonitor;"
               + " fencing-jpa passes what it does not handle on to the other monitor.");
-    }
-  }
-
-  /**
-   * The declarations of the data source this {@code SessionFactory} takes its connections from, if
-   * it is (or wraps) a {@code FencedDataSource}; null otherwise (Hibernate's own pool, a
-   * multi-tenant provider: its entity writes are refused by the listeners anyway).
-   */
-  private static @Nullable FencedTables fencedTables(SessionFactoryImplementor sessionFactory) {
-    ConnectionProvider provider =
-        sessionFactory.getServiceRegistry().getService(ConnectionProvider.class);
-    if (provider == null || !provider.isUnwrappableAs(DataSource.class)) {
-      return null;
-    }
-    try {
-      return FencedTables.of(provider.unwrap(DataSource.class)).orElse(null);
-    } catch (SQLException e) {
-      throw new IllegalStateException(
-          "fencing-jpa could not ask the SessionFactory's DataSource whether it is fenced", e);
     }
   }
 
@@ -340,6 +319,22 @@ public final class FencingIntegrator implements Integrator {
               + attribute
               + " is not a basic attribute (a column value); an association, collection or"
               + " embeddable cannot name a resource");
+    }
+    for (Column column : value.hasFormula() ? List.<Column>of() : value.getColumns()) {
+      // The listener judges the attribute's value; an SQL expression would give the column (or
+      // the loaded state) another one: the row would belong to another resource than the judged.
+      if (column.getCustomWrite() != null
+          || column.getCustomRead() != null
+          || column.getAssignmentExpression() != null) {
+        throw FencedEntity.invalid(
+            entity.getEntityName(),
+            "attribute "
+                + attribute
+                + "'s column "
+                + column.getName()
+                + " is written or read through an SQL expression (@ColumnTransformer), so the"
+                + " row's column may hold another resource than the attribute");
+      }
     }
     if (property == entity.getIdentifierProperty()) {
       return; // the row the statement writes is the one its identifier names

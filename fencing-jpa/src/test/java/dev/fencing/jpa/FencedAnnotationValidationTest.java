@@ -12,6 +12,7 @@ import jakarta.persistence.JoinColumn;
 import jakarta.persistence.ManyToOne;
 import java.util.Map;
 import org.hibernate.SessionFactory;
+import org.hibernate.annotations.ColumnTransformer;
 import org.hibernate.annotations.Formula;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -111,6 +112,27 @@ class FencedAnnotationValidationTest {
     long number;
   }
 
+  /**
+   * An SQL expression writes the column: the listener judges the entity's value (burrow:ALICE), the
+   * row gets another (lower: burrow:alice). Before the start-up check, the holder of burrow:ALICE
+   * inserted a row of burrow:alice.
+   */
+  @Entity(name = "TransformedAttribute")
+  @Fenced(prefix = "burrow:", attribute = "owner")
+  static class TransformedAttribute {
+    @Id long id;
+
+    @ColumnTransformer(write = "lower(?)")
+    String owner = "";
+
+    TransformedAttribute() {}
+
+    TransformedAttribute(long id, String owner) {
+      this.id = id;
+      this.owner = owner;
+    }
+  }
+
   /** A formula is never written: its value in the entity is not the row's. */
   @Entity(name = "FormulaAttribute")
   @Fenced(prefix = "account:", attribute = "number")
@@ -190,6 +212,14 @@ class FencedAnnotationValidationTest {
   void formulaAttribute() {
     assertThat(bootFailure(FormulaAttribute.class))
         .contains(FormulaAttribute.class.getName(), "attribute number is not mapped to one column");
+  }
+
+  @Test
+  void transformedAttribute() {
+    assertThat(bootFailure(TransformedAttribute.class))
+        .contains(
+            TransformedAttribute.class.getName(),
+            "attribute owner's column owner is written or read through an SQL expression");
   }
 
   @Test
