@@ -79,6 +79,11 @@ public final class FencingContext {
         : new FencingContext(List.copyOf(merged));
   }
 
+  /** The same bindings in a context of its own (a scope is told apart by its context). */
+  FencingContext copy() {
+    return new FencingContext(bindings);
+  }
+
   /**
    * The bindings of the resources {@code placed} accepts (this context if it accepts them all):
    * what a {@link FencedDataSource} of one database checks when tokens of several databases are
