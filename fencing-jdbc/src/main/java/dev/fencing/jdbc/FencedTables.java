@@ -20,7 +20,9 @@ import javax.sql.DataSource;
  * table is protected ({@code fencing.protect_rows}, whose trigger judges every row), else refused.
  * An entity write announced with {@link #announceRowWrite} right before its statement is not such a
  * write. Declarations hold for the data source's lifetime; a table declared with several resources
- * (entities sharing it) needs a token for each. Tables are matched by name, without schema.
+ * (entities sharing it) needs a token for each. Tables are matched by name, without schema: a
+ * per-row table counts as protected only if every table of its name the session can see (in any
+ * schema, its temporary ones included) is.
  */
 public final class FencedTables {
   private final TableGuards guards;

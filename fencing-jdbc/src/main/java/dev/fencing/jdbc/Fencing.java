@@ -108,6 +108,11 @@ public final class Fencing {
   static FencingScope install(List<FencingContext.Binding> bindings) {
     FencingContext previous = CURRENT.get();
     FencingContext installed = previous.with(bindings);
+    if (installed == previous) {
+      // binds nothing new: still a scope of its own, which the enclosing scope's close can tell
+      // apart (closing that one first must throw, not unbind this one's tokens)
+      installed = installed.copy();
+    }
     CURRENT.set(installed);
     return new FencingScope(Thread.currentThread(), previous, installed);
   }

@@ -47,14 +47,24 @@ public final class FencingContext {
     return bindings;
   }
 
-  /** This context plus {@code added}; a resource bound twice must carry the same token. */
+  /**
+   * This context plus {@code added}; a resource bound twice must carry the same token. A token
+   * bound first without its lease and then with it is carried with the lease, so that the lease's
+   * loss stops it being carried.
+   */
   FencingContext with(List<Binding> added) {
     List<Binding> merged = new ArrayList<>(bindings);
+    boolean changed = false;
     for (Binding b : added) {
       Binding existing = find(merged, b.token().resource());
       if (existing == null) {
         merged.add(b);
-      } else if (existing.token().value() != b.token().value()) {
+      } else if (existing.token().value() == b.token().value()) {
+        if (existing.lease() == null && b.lease() != null) {
+          merged.set(merged.indexOf(existing), b);
+          changed = true;
+        }
+      } else {
         throw new IllegalStateException(
             "resource "
                 + b.token().resource()
@@ -64,7 +74,14 @@ public final class FencingContext {
                 + b.token().value());
       }
     }
-    return merged.size() == bindings.size() ? this : new FencingContext(List.copyOf(merged));
+    return merged.size() == bindings.size() && !changed
+        ? this
+        : new FencingContext(List.copyOf(merged));
+  }
+
+  /** The same bindings in a context of its own (a scope is told apart by its context). */
+  FencingContext copy() {
+    return new FencingContext(bindings);
   }
 
   /**

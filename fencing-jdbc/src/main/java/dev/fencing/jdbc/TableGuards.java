@@ -295,14 +295,30 @@ final class TableGuards {
     return null;
   }
 
-  // table: the name as stored (folded or quoted already), so quoted, not folded again: "Rows_Q" is
-  // not rows_q
+  private static final String PROTECTED =
+      "SELECT pg_catalog.bool_and(EXISTS (SELECT FROM pg_catalog.pg_trigger t"
+          + " WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid"
+          + " AND t.tgname OPERATOR(pg_catalog.=) 'fencing_protect'::pg_catalog.name"
+          + " AND t.tgenabled OPERATOR(pg_catalog.<>) 'D'::pg_catalog.\"char\"))"
+          + " FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.=) ?::pg_catalog.name"
+          + " AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,v,f}'::pg_catalog.\"char\"[])"
+          + " AND NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)";
+
+  /**
+   * Whether every table, view or foreign table named {@code table} that this session can write has
+   * an enabled {@code fencing_protect} trigger (and there is one). The statement's schema is not
+   * known here ({@link WriteTargets} names tables without one) and the session's search_path is not
+   * the statement's: a qualified {@code other.t}, a temporary {@code t} a previous borrower of a
+   * pooled connection left behind, or a schema put first on the path would each make a lookup
+   * through the path answer for another table. So every namesake must be protected, other sessions'
+   * temporary tables aside; and every function and operator is pg_catalog's, named, so nothing on
+   * the path answers for them.
+   *
+   * <p>{@code table}: the name as stored (folded or quoted already), so compared as it is, not
+   * folded again: "Rows_Q" is not rows_q.
+   */
   private static boolean isProtected(Connection raw, String table) throws SQLException {
-    try (PreparedStatement ps =
-        raw.prepareStatement(
-            "SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid ="
-                + " to_regclass(pg_catalog.quote_ident(?))"
-                + " AND tgname = 'fencing_protect' AND tgenabled <> 'D')")) {
+    try (PreparedStatement ps = raw.prepareStatement(PROTECTED)) {
       ps.setString(1, table);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() && rs.getBoolean(1);

@@ -116,6 +116,32 @@ class FencingBindingTest {
     assertThat(Fencing.current().isEmpty()).isTrue();
   }
 
+  /**
+   * An inner scope that binds nothing new (the same token again, the current context bound again)
+   * is still a scope of its own: closing the outer one first throws and unbinds nothing, rather
+   * than leaving the inner scope's writes with no token bound.
+   */
+  @Test
+  void closingOutOfOrderThrowsWhenTheInnerScopeBoundNothingNew() {
+    FencingScope outer = Fencing.bind(A1);
+    FencingScope again = Fencing.bind(A1);
+    FencingScope rebound = Fencing.current().bind();
+    try {
+      assertThatThrownBy(outer::close)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("inner scope");
+      assertThatThrownBy(again::close)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("inner scope");
+      assertThat(Fencing.current().tokens()).containsExactly(A1);
+    } finally {
+      rebound.close();
+      again.close();
+      outer.close();
+    }
+    assertThat(Fencing.current().isEmpty()).isTrue();
+  }
+
   @Test
   void closingOnAnotherThreadThrowsAndKeepsTheBinding() throws Exception {
     FencingScope scope = Fencing.bind(A1);
