@@ -57,10 +57,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>After acquiring, the node is read back in the holder's own session (read-your-writes): the
  *       token is only returned if the node still exists and belongs to the current session.
  *   <li>Limits: a ZooKeeper ensemble restored from an old backup, or a new ensemble, can hand out
- *       smaller zxids; PostgreSQL then refuses every new holder as stale (safe, but stuck) until
- *       an operator runs {@code fencing.reset_external(resource, <the new ensemble's zxid>)} once
- *       every holder of the old ensemble is known to be gone (README, "Limits of external
- *       tokens"). zxids are positive unless the epoch exceeds 2^31.
+ *       smaller zxids; PostgreSQL then refuses every new holder as stale (safe, but stuck) until an
+ *       operator runs {@code fencing.reset_external(resource, <the new ensemble's zxid>)} once
+ *       every holder of the old ensemble is known to be gone (README, "Limits of external tokens").
+ *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
