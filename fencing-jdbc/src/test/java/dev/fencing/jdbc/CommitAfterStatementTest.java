@@ -13,8 +13,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
@@ -179,26 +177,11 @@ class CommitAfterStatementTest {
   }
 
   static Stream<Arguments> cases() {
-    List<Arguments> cases = new ArrayList<>();
-    for (Attack attack : Attack.values()) {
-      for (PreferQueryMode mode :
-          new PreferQueryMode[] {
-            PreferQueryMode.EXTENDED, PreferQueryMode.EXTENDED_FOR_PREPARED, PreferQueryMode.SIMPLE
-          }) {
-        cases.add(Arguments.of(attack, mode));
-      }
-    }
-    return cases.stream();
+    return FencingTestSupport.underEachQueryMode(Attack.values());
   }
 
   private static FencedDataSource fenced(PreferQueryMode mode) {
-    return FencedDataSource.wrap(
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              return ds;
-            }));
+    return FencingTestSupport.fenced(db, mode);
   }
 
   private static long written() throws SQLException {

@@ -11,14 +11,18 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.provider.Arguments;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
+import org.postgresql.jdbc.PreferQueryMode;
 
 /**
  * Shared helpers of the fencing-jdbc integration tests: the test table {@code t}, fenced resources
@@ -98,6 +102,29 @@ final class FencingTestSupport {
       ds.setPassword(db.password());
     }
     return settings.apply(ds);
+  }
+
+  /** A FencedDataSource over a plain one of the test database under pgjdbc's {@code mode}. */
+  static FencedDataSource fenced(TestDatabaseExtension db, PreferQueryMode mode) {
+    return FencedDataSource.wrap(
+        plain(
+            db,
+            ds -> {
+              ds.setPreferQueryMode(mode);
+              return ds;
+            }));
+  }
+
+  /** Each of {@code cases} under each of pgjdbc's three query modes: arguments (case, mode). */
+  static Stream<Arguments> underEachQueryMode(Object[] cases) {
+    return Arrays.stream(cases)
+        .flatMap(
+            c ->
+                Stream.of(
+                        PreferQueryMode.EXTENDED,
+                        PreferQueryMode.EXTENDED_FOR_PREPARED,
+                        PreferQueryMode.SIMPLE)
+                    .map(mode -> Arguments.of(c, mode)));
   }
 
   /** Same as {@link #plain(TestDatabaseExtension, UnaryOperator)} with pgjdbc autosave=always. */

@@ -13,8 +13,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
@@ -122,26 +120,11 @@ class HoldCursorTest {
   }
 
   static Stream<Arguments> cases() {
-    List<Arguments> cases = new ArrayList<>();
-    for (End end : End.values()) {
-      for (PreferQueryMode mode :
-          new PreferQueryMode[] {
-            PreferQueryMode.EXTENDED, PreferQueryMode.EXTENDED_FOR_PREPARED, PreferQueryMode.SIMPLE
-          }) {
-        cases.add(Arguments.of(end, mode));
-      }
-    }
-    return cases.stream();
+    return FencingTestSupport.underEachQueryMode(End.values());
   }
 
   private static FencedDataSource fenced(PreferQueryMode mode) {
-    return FencedDataSource.wrap(
-        FencingTestSupport.plain(
-            db,
-            ds -> {
-              ds.setPreferQueryMode(mode);
-              return ds;
-            }));
+    return FencingTestSupport.fenced(db, mode);
   }
 
   private static long held() throws SQLException {
