@@ -21,6 +21,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.Ordered;
+import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 
 /**
  * Wraps every {@code DataSource} bean in a {@link FencedDataSource} once it is initialized (its
@@ -57,10 +58,16 @@ final class FencingDataSourcePostProcessor
 
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
-    if (!(bean instanceof DataSource dataSource) || isFenced(dataSource)) {
+    if (!(bean instanceof DataSource dataSource)) {
       return bean;
     }
     FencingProperties config = properties.getObject();
+    if (!config.datasource().exclude().contains(beanName)) {
+      requireUniformRouting(beanName, dataSource);
+    }
+    if (isFenced(dataSource)) {
+      return bean;
+    }
     if (!placementChecked) {
       checkPlacedBeansExist(config);
       placementChecked = true;
@@ -153,6 +160,45 @@ final class FencingDataSourcePostProcessor
                 + " post-processor take an ObjectProvider<DataSource> (or a @Lazy one), or list the"
                 + " bean in fencing.datasource.exclude");
       }
+    }
+  }
+
+  /**
+   * A routing data source answers {@code isWrapperFor} for its current target only (the default one
+   * at start-up), so one whose targets are fenced for some keys and not for others would either be
+   * left unwrapped (its unfenced keys carrying no token) or wrap the fenced ones twice: refused.
+   *
+   * @throws IllegalStateException naming the bean and the keys
+   */
+  private static void requireUniformRouting(String beanName, DataSource dataSource) {
+    if (!(dataSource instanceof AbstractRoutingDataSource router)) {
+      return;
+    }
+    Map<Object, DataSource> targets;
+    try {
+      targets = router.getResolvedDataSources();
+    } catch (IllegalStateException e) {
+      return; // not resolved yet: isWrapperFor cannot answer either, so the router is wrapped
+    }
+    Set<String> fenced = new TreeSet<>();
+    Set<String> unfenced = new TreeSet<>();
+    for (Map.Entry<Object, DataSource> target : targets.entrySet()) {
+      (isFenced(target.getValue()) ? fenced : unfenced).add(String.valueOf(target.getKey()));
+    }
+    DataSource fallback = router.getResolvedDefaultDataSource();
+    if (fallback != null) {
+      (isFenced(fallback) ? fenced : unfenced).add("(default)");
+    }
+    if (!fenced.isEmpty() && !unfenced.isEmpty()) {
+      throw new IllegalStateException(
+          "routing DataSource bean "
+              + beanName
+              + " routes to fenced targets "
+              + fenced
+              + " and to targets that are not fenced "
+              + unfenced
+              + ": writes through the latter would carry no fencing token. Make every target a"
+              + " DataSource bean (each is fenced), or none (the router is fenced as a whole)");
     }
   }
 
