@@ -91,6 +91,10 @@ public final class FencingAutoConfiguration {
       FencingProperties properties,
       ObjectProvider<FencingDataSourcePostProcessor> wrapper,
       Environment environment) {
+    FencingDataSourcePostProcessor postProcessor = wrapper.getIfAvailable();
+    if (postProcessor != null) {
+      postProcessor.requireFenced(); // before the application's Flyway or JPA writes
+    }
     return new FencingSchemaInitializer(
         pool(dataSource, wrapper), properties, environment.getProperty("spring.application.name"));
   }

@@ -17,8 +17,11 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.Ordered;
+import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 
 /**
  * Wraps every {@code DataSource} bean in a {@link FencedDataSource} once it is initialized (its
@@ -29,8 +32,15 @@ import org.springframework.core.Ordered;
  * <p>A bean named in {@code fencing.datasource.resources} checks only the resources listed for it.
  * A name there that is no {@code DataSource} bean fails start-up when the first one is wrapped,
  * before the fence's migrations could run.
+ *
+ * <p>A {@code DataSource} bean created before this post-processor was registered (an ordered
+ * post-processor of the application, or a bean one needs, depends on it) is never wrapped, and its
+ * connections would carry no token: start-up fails naming it ({@link #requireFenced}), at the
+ * fence's migrations (before the application's Flyway and JPA use it) and once all singletons
+ * exist.
  */
-final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered, BeanFactoryAware {
+final class FencingDataSourcePostProcessor
+    implements BeanPostProcessor, Ordered, BeanFactoryAware, SmartInitializingSingleton {
   private static final Logger LOG = LoggerFactory.getLogger(FencingDataSourcePostProcessor.class);
 
   private final ObjectProvider<FencingProperties> properties;
@@ -48,10 +58,16 @@ final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered
 
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
-    if (!(bean instanceof DataSource dataSource) || isFenced(dataSource)) {
+    if (!(bean instanceof DataSource dataSource)) {
       return bean;
     }
     FencingProperties config = properties.getObject();
+    if (!config.datasource().exclude().contains(beanName)) {
+      requireUniformRouting(beanName, dataSource);
+    }
+    if (isFenced(dataSource)) {
+      return bean;
+    }
     if (!placementChecked) {
       checkPlacedBeansExist(config);
       placementChecked = true;
@@ -103,6 +119,86 @@ final class FencingDataSourcePostProcessor implements BeanPostProcessor, Ordered
                 + dataSources
                 + ")");
       }
+    }
+  }
+
+  @Override
+  public void afterSingletonsInstantiated() {
+    requireFenced();
+  }
+
+  /**
+   * Fails if a {@code DataSource} singleton that exists and is not excluded is not fenced: it was
+   * created before this post-processor was registered, so it was never wrapped (one created later
+   * is wrapped, so only those that exist are looked at, and none is created here).
+   *
+   * @throws IllegalStateException naming the bean
+   */
+  void requireFenced() {
+    ListableBeanFactory factory = beanFactory;
+    if (factory == null || !(factory instanceof SingletonBeanRegistry registry)) {
+      return;
+    }
+    FencingProperties config = properties.getObject();
+    for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
+      if (config.datasource().exclude().contains(name)
+          || !registry.containsSingleton(name)
+          || !factory.isSingleton(name)) {
+        continue;
+      }
+      DataSource dataSource = factory.getBean(name, DataSource.class);
+      if (!isFenced(dataSource)) {
+        throw new IllegalStateException(
+            "DataSource bean "
+                + name
+                + " ("
+                + dataSource.getClass().getName()
+                + ") is not fenced: it was created before fencing's BeanPostProcessor was"
+                + " registered (an ordered BeanPostProcessor, or a bean one needs, depends on it;"
+                + " Spring logged that it is not eligible for getting processed by all"
+                + " BeanPostProcessors), so its connections would carry no fencing token. Let that"
+                + " post-processor take an ObjectProvider<DataSource> (or a @Lazy one), or list the"
+                + " bean in fencing.datasource.exclude");
+      }
+    }
+  }
+
+  /**
+   * A routing data source answers {@code isWrapperFor} for its current target only (the default one
+   * at start-up), so one whose targets are fenced for some keys and not for others would either be
+   * left unwrapped (its unfenced keys carrying no token) or wrap the fenced ones twice: refused.
+   *
+   * @throws IllegalStateException naming the bean and the keys
+   */
+  private static void requireUniformRouting(String beanName, DataSource dataSource) {
+    if (!(dataSource instanceof AbstractRoutingDataSource router)) {
+      return;
+    }
+    Map<Object, DataSource> targets;
+    try {
+      targets = router.getResolvedDataSources();
+    } catch (IllegalStateException e) {
+      return; // not resolved yet: isWrapperFor cannot answer either, so the router is wrapped
+    }
+    Set<String> fenced = new TreeSet<>();
+    Set<String> unfenced = new TreeSet<>();
+    for (Map.Entry<Object, DataSource> target : targets.entrySet()) {
+      (isFenced(target.getValue()) ? fenced : unfenced).add(String.valueOf(target.getKey()));
+    }
+    DataSource fallback = router.getResolvedDefaultDataSource();
+    if (fallback != null) {
+      (isFenced(fallback) ? fenced : unfenced).add("(default)");
+    }
+    if (!fenced.isEmpty() && !unfenced.isEmpty()) {
+      throw new IllegalStateException(
+          "routing DataSource bean "
+              + beanName
+              + " routes to fenced targets "
+              + fenced
+              + " and to targets that are not fenced "
+              + unfenced
+              + ": writes through the latter would carry no fencing token. Make every target a"
+              + " DataSource bean (each is fenced), or none (the router is fenced as a whole)");
     }
   }
 
