@@ -4,9 +4,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.hibernate.MappingException;
 import org.hibernate.annotations.OnDeleteAction;
 import org.hibernate.boot.Metadata;
@@ -17,15 +20,17 @@ import org.hibernate.mapping.Join;
 import org.hibernate.mapping.JoinedSubclass;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Table;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Refuses, when Hibernate starts, a foreign key of a fenced entity's table (or of a collection
  * table it owns) whose {@code ON DELETE} action writes that table ({@code @OnDelete(action =
- * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}) when the row it references may be deleted
- * without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside the {@code
- * DELETE} of the referenced row: no statement names the fenced table, so neither an entity event
- * nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an unfenced
- * parent's delete, with no token bound, deleted its fenced children).
+ * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}, or an {@code ON DELETE} / {@code ON UPDATE}
+ * action written in the key's {@code foreignKeyDefinition}) when the row it references may be
+ * deleted without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside
+ * the {@code DELETE} of the referenced row: no statement names the fenced table, so neither an
+ * entity event nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an
+ * unfenced parent's delete, with no token bound, deleted its fenced children).
  *
  * <p>Allowed: the key that makes a row's own parts follow it (a {@code JOINED} subclass's table, a
  * secondary table, a collection table, to the owner's table: the same row, the same resource), and
@@ -33,6 +38,12 @@ import org.hibernate.mapping.Table;
  * table's resources.
  */
 final class DatabaseCascades {
+  /** A referential action that writes the referencing rows, as a key's SQL may declare it. */
+  private static final Pattern WRITING_ACTION =
+      Pattern.compile(
+          "\\bon\\s+(delete|update)\\s+(cascade|set\\s+null|set\\s+default)\\b",
+          Pattern.CASE_INSENSITIVE);
+
   private DatabaseCascades() {}
 
   /** What a write of a table needs: fixed resources, and whether its rows name their own. */
@@ -82,10 +93,8 @@ final class DatabaseCascades {
     for (Map.Entry<Table, Guard> entry : guards.entrySet()) {
       Table table = entry.getKey();
       for (ForeignKey key : table.getForeignKeyCollection()) {
-        OnDeleteAction action = key.getOnDeleteAction();
-        if (action == null
-            || action == OnDeleteAction.NO_ACTION
-            || action == OnDeleteAction.RESTRICT) {
+        String action = action(key);
+        if (action == null) {
           continue;
         }
         if (isOwnKey(ownKeys, table, key) || covers(guards.get(key.getReferencedTable()), entry)) {
@@ -100,18 +109,40 @@ final class DatabaseCascades {
                         + names(key.getColumns())
                         + " to table "
                         + key.getReferencedTable().getName()
-                        + " is ON DELETE "
+                        + " is "
                         + action
-                        + " (@OnDelete): PostgreSQL would write fenced rows of "
+                        + ": PostgreSQL would write fenced rows of "
                         + table.getName()
                         + " when a row of "
                         + key.getReferencedTable().getName()
-                        + " is deleted, a delete that does not need their tokens; use"
+                        + " is deleted (or its key changed), a write that does not need their"
+                        + " tokens; use"
                         + " cascade = CascadeType.REMOVE or orphanRemoval (Hibernate deletes each"
                         + " row, fenced), or fence the referenced entity with the same resource")
                 .getMessage());
       }
     }
+  }
+
+  /**
+   * The action {@code key} makes the database write its table with, as the message names it; null
+   * if none. Read from {@code @OnDelete} and from the key's own SQL ({@code @ForeignKey(
+   * foreignKeyDefinition = "... on delete cascade")}), which Hibernate passes on as it is.
+   */
+  private static @Nullable String action(ForeignKey key) {
+    OnDeleteAction onDelete = key.getOnDeleteAction();
+    if (onDelete != null
+        && onDelete != OnDeleteAction.NO_ACTION
+        && onDelete != OnDeleteAction.RESTRICT) {
+      return "ON DELETE " + onDelete + " (@OnDelete)";
+    }
+    String definition = key.getKeyDefinition();
+    Matcher written = definition == null ? null : WRITING_ACTION.matcher(definition);
+    if (written != null && written.find()) {
+      return written.group().replaceAll("\\s+", " ").toUpperCase(Locale.ROOT)
+          + " (its foreignKeyDefinition)";
+    }
+    return null;
   }
 
   private static void guard(

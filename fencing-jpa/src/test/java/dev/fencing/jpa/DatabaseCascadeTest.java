@@ -69,6 +69,18 @@ class DatabaseCascadeTest {
         .contains("table pup on [kennel_id] to table kennel is ON DELETE CASCADE");
   }
 
+  /**
+   * The same cascade written in the key's SQL definition ({@code @ForeignKey(foreignKeyDefinition =
+   * "... on delete cascade")}), with no {@code @OnDelete}: before, it started, and {@code DELETE
+   * FROM kennel} with no token bound deleted the fenced {@link Whelp}s.
+   */
+  @Test
+  void aForeignKeyDefinitionsCascadeIntoAFencedTableIsRefusedAtStart() {
+    assertThat(refusedAtStart(Kennel.class, Whelp.class))
+        .contains("@Fenced on entity dev.fencing.jpa.Whelp")
+        .contains("table whelp on [kennel_id] to table kennel is ON DELETE CASCADE");
+  }
+
   @Test
   void aDatabaseSetNullFromAnotherResourcesRowIsRefusedAtStart() {
     assertThat(refusedAtStart(Crate.class, Collar.class))
