@@ -116,9 +116,12 @@ final class DatabaseCascades {
                         + " when a row of "
                         + key.getReferencedTable().getName()
                         + " is deleted (or its key changed), a write that does not need their"
-                        + " tokens; use"
-                        + " cascade = CascadeType.REMOVE or orphanRemoval (Hibernate deletes each"
-                        + " row, fenced), or fence the referenced entity with the same resource")
+                        + " tokens; drop the action and use cascade = CascadeType.REMOVE or"
+                        + " orphanRemoval (Hibernate deletes each row, fenced)"
+                        + (entry.getValue().perRow
+                            ? " (a table whose rows name their own resources takes no database"
+                                + " action from another row)"
+                            : ", or fence the referenced entity with the same resource"))
                 .getMessage());
       }
     }

@@ -92,7 +92,9 @@ class DatabaseCascadeTest {
   void aDatabaseCascadeIntoAPerRowTableIsRefusedAtStart() {
     assertThat(refusedAtStart(Crate.class, Tab.class))
         .contains("dev.fencing.jpa.Tab")
-        .contains("to table crate is ON DELETE CASCADE");
+        .contains("to table crate is ON DELETE CASCADE")
+        .as("fencing crate with tab's resource would not help: tab's rows name their own")
+        .doesNotContain("with the same resource");
   }
 
   /**
