@@ -26,11 +26,12 @@ import org.jspecify.annotations.Nullable;
  * Refuses, when Hibernate starts, a foreign key of a fenced entity's table (or of a collection
  * table it owns) whose {@code ON DELETE} action writes that table ({@code @OnDelete(action =
  * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}, or an {@code ON DELETE} / {@code ON UPDATE}
- * action written in the key's {@code foreignKeyDefinition}) when the row it references may be
- * deleted without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside
- * the {@code DELETE} of the referenced row: no statement names the fenced table, so neither an
- * entity event nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an
- * unfenced parent's delete, with no token bound, deleted its fenced children).
+ * action written in the key's {@code foreignKeyDefinition}; one written in a column's {@code
+ * columnDefinition} is refused whatever it references) when the row it references may be deleted
+ * without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside the {@code
+ * DELETE} of the referenced row: no statement names the fenced table, so neither an entity event
+ * nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an unfenced
+ * parent's delete, with no token bound, deleted its fenced children).
  *
  * <p>Allowed: the key that makes a row's own parts follow it (a {@code JOINED} subclass's table, a
  * secondary table, a collection table, to the owner's table: the same row, the same resource), and
@@ -92,6 +93,27 @@ final class DatabaseCascades {
     }
     for (Map.Entry<Table, Guard> entry : guards.entrySet()) {
       Table table = entry.getKey();
+      for (Column column : table.getColumns()) {
+        String action = written(column.getSqlType());
+        if (action != null) {
+          throw new MappingException(
+              FencedEntity.invalid(
+                      owners.get(table),
+                      "the definition of column "
+                          + column.getName()
+                          + " of table "
+                          + table.getName()
+                          + " (columnDefinition) declares a reference "
+                          + action
+                          + ": PostgreSQL would write fenced rows of "
+                          + table.getName()
+                          + " when the referenced row is deleted (or its key changed), a write"
+                          + " that does not need their tokens; drop the action (map the"
+                          + " reference as an association, with cascade = CascadeType.REMOVE or"
+                          + " orphanRemoval)")
+                  .getMessage());
+        }
+      }
       for (ForeignKey key : table.getForeignKeyCollection()) {
         String action = action(key);
         if (action == null) {
@@ -139,13 +161,16 @@ final class DatabaseCascades {
         && onDelete != OnDeleteAction.RESTRICT) {
       return "ON DELETE " + onDelete + " (@OnDelete)";
     }
-    String definition = key.getKeyDefinition();
-    Matcher written = definition == null ? null : WRITING_ACTION.matcher(definition);
-    if (written != null && written.find()) {
-      return written.group().replaceAll("\\s+", " ").toUpperCase(Locale.ROOT)
-          + " (its foreignKeyDefinition)";
-    }
-    return null;
+    String written = written(key.getKeyDefinition());
+    return written == null ? null : written + " (its foreignKeyDefinition)";
+  }
+
+  /** The writing referential action {@code sql} declares, upper case; null if none. */
+  private static @Nullable String written(@Nullable String sql) {
+    Matcher written = sql == null ? null : WRITING_ACTION.matcher(sql);
+    return written != null && written.find()
+        ? written.group().replaceAll("\\s+", " ").toUpperCase(Locale.ROOT)
+        : null;
   }
 
   private static void guard(

@@ -81,6 +81,16 @@ class DatabaseCascadeTest {
         .contains("table whelp on [kennel_id] to table kennel is ON DELETE CASCADE");
   }
 
+  /** The same cascade written in a column's SQL definition (a {@code REFERENCES} clause). */
+  @Test
+  void aColumnDefinitionsCascadeIntoAFencedTableIsRefusedAtStart() {
+    assertThat(refusedAtStart(Kennel.class, Cub.class))
+        .contains("@Fenced on entity dev.fencing.jpa.Cub")
+        .contains(
+            "column kennel_id of table cub (columnDefinition) declares a reference ON DELETE"
+                + " CASCADE");
+  }
+
   @Test
   void aDatabaseSetNullFromAnotherResourcesRowIsRefusedAtStart() {
     assertThat(refusedAtStart(Crate.class, Collar.class))
