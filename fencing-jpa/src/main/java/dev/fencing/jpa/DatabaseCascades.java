@@ -4,9 +4,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.hibernate.MappingException;
 import org.hibernate.annotations.OnDeleteAction;
 import org.hibernate.boot.Metadata;
@@ -17,11 +20,14 @@ import org.hibernate.mapping.Join;
 import org.hibernate.mapping.JoinedSubclass;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Table;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Refuses, when Hibernate starts, a foreign key of a fenced entity's table (or of a collection
  * table it owns) whose {@code ON DELETE} action writes that table ({@code @OnDelete(action =
- * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}) when the row it references may be deleted
+ * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}, or an {@code ON DELETE} / {@code ON UPDATE}
+ * action written in the key's {@code foreignKeyDefinition}; one written in a column's {@code
+ * columnDefinition} is refused whatever it references) when the row it references may be deleted
  * without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside the {@code
  * DELETE} of the referenced row: no statement names the fenced table, so neither an entity event
  * nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an unfenced
@@ -33,6 +39,12 @@ import org.hibernate.mapping.Table;
  * table's resources.
  */
 final class DatabaseCascades {
+  /** A referential action that writes the referencing rows, as a key's SQL may declare it. */
+  private static final Pattern WRITING_ACTION =
+      Pattern.compile(
+          "\\bon\\s+(delete|update)\\s+(cascade|set\\s+null|set\\s+default)\\b",
+          Pattern.CASE_INSENSITIVE);
+
   private DatabaseCascades() {}
 
   /** What a write of a table needs: fixed resources, and whether its rows name their own. */
@@ -81,11 +93,30 @@ final class DatabaseCascades {
     }
     for (Map.Entry<Table, Guard> entry : guards.entrySet()) {
       Table table = entry.getKey();
+      for (Column column : table.getColumns()) {
+        String action = written(column.getSqlType());
+        if (action != null) {
+          throw new MappingException(
+              FencedEntity.invalid(
+                      owners.get(table),
+                      "the definition of column "
+                          + column.getName()
+                          + " of table "
+                          + table.getName()
+                          + " (columnDefinition) declares a reference "
+                          + action
+                          + ": PostgreSQL would write fenced rows of "
+                          + table.getName()
+                          + " when the referenced row is deleted (or its key changed), a write"
+                          + " that does not need their tokens; drop the action (map the"
+                          + " reference as an association, with cascade = CascadeType.REMOVE or"
+                          + " orphanRemoval)")
+                  .getMessage());
+        }
+      }
       for (ForeignKey key : table.getForeignKeyCollection()) {
-        OnDeleteAction action = key.getOnDeleteAction();
-        if (action == null
-            || action == OnDeleteAction.NO_ACTION
-            || action == OnDeleteAction.RESTRICT) {
+        String action = action(key);
+        if (action == null) {
           continue;
         }
         if (isOwnKey(ownKeys, table, key) || covers(guards.get(key.getReferencedTable()), entry)) {
@@ -100,18 +131,46 @@ final class DatabaseCascades {
                         + names(key.getColumns())
                         + " to table "
                         + key.getReferencedTable().getName()
-                        + " is ON DELETE "
+                        + " is "
                         + action
-                        + " (@OnDelete): PostgreSQL would write fenced rows of "
+                        + ": PostgreSQL would write fenced rows of "
                         + table.getName()
                         + " when a row of "
                         + key.getReferencedTable().getName()
-                        + " is deleted, a delete that does not need their tokens; use"
-                        + " cascade = CascadeType.REMOVE or orphanRemoval (Hibernate deletes each"
-                        + " row, fenced), or fence the referenced entity with the same resource")
+                        + " is deleted (or its key changed), a write that does not need their"
+                        + " tokens; drop the action and use cascade = CascadeType.REMOVE or"
+                        + " orphanRemoval (Hibernate deletes each row, fenced)"
+                        + (entry.getValue().perRow
+                            ? " (a table whose rows name their own resources takes no database"
+                                + " action from another row)"
+                            : ", or fence the referenced entity with the same resource"))
                 .getMessage());
       }
     }
+  }
+
+  /**
+   * The action {@code key} makes the database write its table with, as the message names it; null
+   * if none. Read from {@code @OnDelete} and from the key's own SQL ({@code @ForeignKey(
+   * foreignKeyDefinition = "... on delete cascade")}), which Hibernate passes on as it is.
+   */
+  private static @Nullable String action(ForeignKey key) {
+    OnDeleteAction onDelete = key.getOnDeleteAction();
+    if (onDelete != null
+        && onDelete != OnDeleteAction.NO_ACTION
+        && onDelete != OnDeleteAction.RESTRICT) {
+      return "ON DELETE " + onDelete + " (@OnDelete)";
+    }
+    String written = written(key.getKeyDefinition());
+    return written == null ? null : written + " (its foreignKeyDefinition)";
+  }
+
+  /** The writing referential action {@code sql} declares, upper case; null if none. */
+  private static @Nullable String written(@Nullable String sql) {
+    Matcher written = sql == null ? null : WRITING_ACTION.matcher(sql);
+    return written != null && written.find()
+        ? written.group().replaceAll("\\s+", " ").toUpperCase(Locale.ROOT)
+        : null;
   }
 
   private static void guard(

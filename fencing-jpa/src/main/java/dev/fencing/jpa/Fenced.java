@@ -37,9 +37,11 @@ import java.lang.annotation.Target;
  * the resource of the row as the database holds it. Hibernate checks these rules when it starts and
  * fails naming the entity.
  *
- * <p>A foreign key of a fenced table whose {@code ON DELETE} action ({@code @OnDelete}) the
- * database would run for another resource's (or an unfenced) row is refused at start: only a row's
- * own parts, or rows of the same fixed resource, may be cascaded by the database.
+ * <p>A foreign key of a fenced table whose {@code ON DELETE} action ({@code @OnDelete}, or an
+ * {@code ON DELETE} / {@code ON UPDATE} action in its {@code foreignKeyDefinition}) the database
+ * would run for another resource's (or an unfenced) row is refused at start: only a row's own
+ * parts, or rows of the same fixed resource, may be cascaded by the database. Actions created
+ * outside the mapping (migrations) are not seen: protect such a table.
  *
  * <p>Subclasses of a fenced entity are fenced too. Fencing does not follow associations: annotate
  * every entity whose rows must be fenced (cascaded children included); a collection owned by a

@@ -39,32 +39,52 @@ final class FencedTablesLookup {
     MultiTenantConnectionProvider<?> tenants =
         services.getService(MultiTenantConnectionProvider.class);
     ConnectionProvider provider = services.getService(ConnectionProvider.class);
-    if (tenants == null && provider != null && provider.isUnwrappableAs(DataSource.class)) {
-      Optional<FencedTables> found;
-      try {
-        found = FencedTables.of(provider.unwrap(DataSource.class));
-      } catch (SQLException e) {
-        throw new IllegalStateException(
-            "fencing-jpa could not ask the SessionFactory's DataSource whether it is fenced", e);
-      }
-      if (found.isPresent()) {
-        return found.get();
-      }
+    DataSource dataSource =
+        tenants == null && provider != null && provider.isUnwrappableAs(DataSource.class)
+            ? provider.unwrap(DataSource.class)
+            : null;
+    Optional<FencedTables> found = lookUp(dataSource);
+    if (found.isPresent()) {
+      return found.get();
     }
     if (!connectionsAreFenced(tenants, provider)) {
       return null;
+    }
+    // A pool over the FencedDataSource may unwrap to it only once started (HikariCP's no-argument
+    // constructor starts it at the first connection, which Hibernate may not have asked for yet).
+    found = lookUp(dataSource);
+    if (found.isPresent()) {
+      return found.get();
     }
     throw new IllegalStateException(
         "fencing-jpa: the SessionFactory's connections are fenced, but "
             + (tenants != null
                 ? "they come from a MultiTenantConnectionProvider (" + tenants + ")"
-                : "its ConnectionProvider (" + provider + ") does not unwrap to their DataSource")
+                : dataSource != null
+                    ? "its DataSource ("
+                        + dataSource
+                        + ") does not unwrap to their FencedDataSource (isWrapperFor)"
+                    : "its ConnectionProvider ("
+                        + provider
+                        + ") does not unwrap to their DataSource")
             + ", so fencing-jpa cannot declare the tables of its @Fenced entities on their"
             + " FencedDataSource, and a bulk or native write of those tables would need no token"
             + " for the entity's resource. Give Hibernate the FencedDataSource (or a pool over or"
             + " under it) as hibernate.connection.datasource / jakarta.persistence.nonJtaDataSource,"
             + " or make the ConnectionProvider unwrap to it (isUnwrappableAs(DataSource.class));"
             + " multi-tenant connection providers are not supported with @Fenced entities.");
+  }
+
+  private static Optional<FencedTables> lookUp(@Nullable DataSource dataSource) {
+    if (dataSource == null) {
+      return Optional.empty();
+    }
+    try {
+      return FencedTables.of(dataSource);
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "fencing-jpa could not ask the SessionFactory's DataSource whether it is fenced", e);
+    }
   }
 
   /** Whether a connection of the session factory's provider is fenced; asks for one. */

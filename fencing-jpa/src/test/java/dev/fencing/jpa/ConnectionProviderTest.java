@@ -182,6 +182,35 @@ class ConnectionProviderTest {
     }
   }
 
+  /**
+   * A pool over the {@code FencedDataSource} that has not started yet (HikariCP's no-argument
+   * constructor starts it at the first {@code getConnection}, and Hibernate asks for none before
+   * integrating when JDBC metadata access is off): it unwraps to the {@code FencedDataSource} only
+   * once started. The tables are declared all the same, not refused as undeclarable.
+   */
+  @Test
+  void aPoolOverTheFencedDataSourceNotStartedYetDeclaresTheTables() throws Exception {
+    JpaFixture.sessionFactory(FencedDataSource.wrap(pool), Map.of(), LedgerEntry.class).close();
+    try (HikariDataSource lazy = new HikariDataSource()) {
+      lazy.setDataSource(FencedDataSource.wrap(pool));
+      lazy.setMaximumPoolSize(2);
+      try (SessionFactory factory =
+          JpaFixture.sessionFactory(
+              lazy,
+              Map.of(
+                  "hibernate.boot.allow_jdbc_metadata_access", "false",
+                  "hibernate.dialect", "org.hibernate.dialect.PostgreSQLDialect",
+                  "hibernate.hbm2ddl.auto", "none"),
+              LedgerEntry.class)) {
+        refusal(
+            MissingFencingTokenException.class,
+            () ->
+                factory.inTransaction(
+                    s -> s.createNativeMutationQuery("DELETE FROM ledger_entry").executeUpdate()));
+      }
+    }
+  }
+
   /** Unfenced connections: as before, it starts, and its fenced entity writes are refused. */
   @Test
   void aConnectionProviderOfUnfencedConnectionsStartsAndItsEntityWritesAreRefused() {

@@ -69,6 +69,28 @@ class DatabaseCascadeTest {
         .contains("table pup on [kennel_id] to table kennel is ON DELETE CASCADE");
   }
 
+  /**
+   * The same cascade written in the key's SQL definition ({@code @ForeignKey(foreignKeyDefinition =
+   * "... on delete cascade")}), with no {@code @OnDelete}: before, it started, and {@code DELETE
+   * FROM kennel} with no token bound deleted the fenced {@link Whelp}s.
+   */
+  @Test
+  void aForeignKeyDefinitionsCascadeIntoAFencedTableIsRefusedAtStart() {
+    assertThat(refusedAtStart(Kennel.class, Whelp.class))
+        .contains("@Fenced on entity dev.fencing.jpa.Whelp")
+        .contains("table whelp on [kennel_id] to table kennel is ON DELETE CASCADE");
+  }
+
+  /** The same cascade written in a column's SQL definition (a {@code REFERENCES} clause). */
+  @Test
+  void aColumnDefinitionsCascadeIntoAFencedTableIsRefusedAtStart() {
+    assertThat(refusedAtStart(Kennel.class, Cub.class))
+        .contains("@Fenced on entity dev.fencing.jpa.Cub")
+        .contains(
+            "column kennel_id of table cub (columnDefinition) declares a reference ON DELETE"
+                + " CASCADE");
+  }
+
   @Test
   void aDatabaseSetNullFromAnotherResourcesRowIsRefusedAtStart() {
     assertThat(refusedAtStart(Crate.class, Collar.class))
@@ -80,7 +102,9 @@ class DatabaseCascadeTest {
   void aDatabaseCascadeIntoAPerRowTableIsRefusedAtStart() {
     assertThat(refusedAtStart(Crate.class, Tab.class))
         .contains("dev.fencing.jpa.Tab")
-        .contains("to table crate is ON DELETE CASCADE");
+        .contains("to table crate is ON DELETE CASCADE")
+        .as("fencing crate with tab's resource would not help: tab's rows name their own")
+        .doesNotContain("with the same resource");
   }
 
   /**
