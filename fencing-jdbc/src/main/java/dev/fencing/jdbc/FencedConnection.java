@@ -305,8 +305,9 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     try {
       return fenced(kind, guards, unannounced, call, carrier);
     } catch (Throwable e) {
-      if (callersTransaction) {
-        // the refusal rolled the caller's transaction back: it stays failed until rollback()
+      if (callersTransaction && !kind.endsTransaction()) {
+        // the refusal rolled the caller's transaction back: it stays failed until rollback() (a
+        // refused COMMIT string ended it, like a refused commit(), and tells the caller so)
         refused.keepIfRefused(e);
       }
       throw e;
