@@ -60,7 +60,8 @@ class NestedRefusalTest {
                     context.getBean(PlatformTransactionManager.class);
                 LeaseClient leases = context.getBean(LeaseClient.class);
                 FencingToken stale;
-                try (Lease first = leases.tryAcquire("nested", Duration.ofSeconds(30)).orElseThrow()) {
+                try (Lease first =
+                    leases.tryAcquire("nested", Duration.ofSeconds(30)).orElseThrow()) {
                   stale = first.token();
                 }
                 TransactionTemplate nested = new TransactionTemplate(manager);
