@@ -37,6 +37,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   private final TokenChecker checker;
   private final boolean requireToken;
   private final TransactionChecks tx;
+  private final RefusedTransaction refused = new RefusedTransaction();
   private @Nullable PGConnection pgProxy;
 
   private FencedConnection(Connection raw, TokenChecker checker, boolean requireToken) {
@@ -125,6 +126,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
 
   @Override
   public void commit() throws SQLException {
+    refused.requireUsable("commit()");
     try {
       tx.commit();
     } finally {
@@ -138,6 +140,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   public void rollback() throws SQLException {
     try {
       raw.rollback();
+      refused.clear();
     } finally {
       endTransaction();
     }
@@ -146,6 +149,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
 
   @Override
   public void rollback(Savepoint p1) throws SQLException {
+    refused.requireUsable("rollback(Savepoint)");
     try {
       raw.rollback(p1);
     } finally {
@@ -159,6 +163,9 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
 
   @Override
   public void setAutoCommit(boolean p1) throws SQLException {
+    if (p1) {
+      refused.requireUsable("setAutoCommit(true), which commits,");
+    }
     try {
       if (p1 && !raw.getAutoCommit()) {
         // switching autocommit on commits the open transaction: with the check, like commit()
@@ -177,6 +184,24 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     } finally {
       endTransaction();
     }
+  }
+
+  @Override
+  public Savepoint setSavepoint() throws SQLException {
+    refused.requireUsable("setSavepoint()");
+    return raw.setSavepoint();
+  }
+
+  @Override
+  public Savepoint setSavepoint(String p1) throws SQLException {
+    refused.requireUsable("setSavepoint(String)");
+    return raw.setSavepoint(p1);
+  }
+
+  @Override
+  public void releaseSavepoint(Savepoint p1) throws SQLException {
+    refused.requireUsable("releaseSavepoint(Savepoint)");
+    raw.releaseSavepoint(p1);
   }
 
   private void endTransaction() {
@@ -269,6 +294,27 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
    * carrier} sends that check with the write, in the write's own round trip.
    */
   @Nullable Object execute(
+      SqlClassifier.Classification kind,
+      List<TableGuards.Guard> guards,
+      boolean unannounced,
+      JdbcCall call,
+      @Nullable Carrier carrier)
+      throws Throwable {
+    refused.requireUsable("a statement");
+    boolean callersTransaction = !raw.getAutoCommit();
+    try {
+      return fenced(kind, guards, unannounced, call, carrier);
+    } catch (Throwable e) {
+      if (callersTransaction && !kind.endsTransaction()) {
+        // the refusal rolled the caller's transaction back: it stays failed until rollback() (a
+        // refused COMMIT string ended it, like a refused commit(), and tells the caller so)
+        refused.keepIfRefused(e);
+      }
+      throw e;
+    }
+  }
+
+  private @Nullable Object fenced(
       SqlClassifier.Classification kind,
       List<TableGuards.Guard> guards,
       boolean unannounced,
@@ -429,6 +475,19 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
    */
   SQLException refused(SQLException e) {
     return tx.refused(e);
+  }
+
+  /**
+   * {@link #refused(SQLException)} for a streaming COPY's later call, in the caller's transaction
+   * (streaming needs one): a refusal keeps that transaction failed until {@code rollback()}.
+   */
+  SQLException streamRefused(SQLException e) throws SQLException {
+    boolean callersTransaction = !raw.getAutoCommit();
+    SQLException thrown = refused(e);
+    if (callersTransaction) {
+      refused.keepIfRefused(thrown);
+    }
+    return thrown;
   }
 
   private @Nullable Object run(JdbcCall call, SqlClassifier.Classification kind) throws Throwable {

@@ -80,7 +80,7 @@ final class FencedCopyManager extends CopyManager {
               try {
                 return Delegation.invoke(copy, method, args);
               } catch (SQLException e) {
-                throw connection.refused(e);
+                throw connection.streamRefused(e);
               }
             }));
   }

@@ -270,7 +270,12 @@ class CarriedCheckTest {
           .isNotNegative();
       assertThat(sent.subList(indexOf(sent, "check_one("), write)).doesNotContain(" FE=> Sync");
       assertThat(zombie.getAutoCommit()).isFalse();
-      zombie.commit();
+      // the refused transaction stays failed (25P02, the refusal as cause) until rolled back
+      assertThatThrownBy(zombie::commit)
+          .isInstanceOfSatisfying(
+              SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"))
+          .hasCauseInstanceOf(StaleFencingTokenException.class);
+      zombie.rollback();
     }
     assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 5))
         .as("nothing of the zombie written")
@@ -431,7 +436,12 @@ class CarriedCheckTest {
       assertThat(check).as("the literal check sent: %s", sent).isNotNegative();
       assertThat(written).as("the write sent with it: %s", sent).isGreaterThan(check);
       assertThat(sent.subList(check, written)).doesNotContain(" FE=> Sync");
-      zombie.commit();
+      // the refused transaction stays failed (25P02, the refusal as cause) until rolled back
+      assertThatThrownBy(zombie::commit)
+          .isInstanceOfSatisfying(
+              SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"))
+          .hasCauseInstanceOf(StaleFencingTokenException.class);
+      zombie.rollback();
     }
     assertThat(queryLong(plain, "SELECT count(*) FROM hist WHERE aid = ?", aid + 5))
         .as("nothing of the zombie written")

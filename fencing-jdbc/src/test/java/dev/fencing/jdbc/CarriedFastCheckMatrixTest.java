@@ -369,6 +369,9 @@ class CarriedFastCheckMatrixTest {
         MatrixFixture.assertNothingWrittenAndRefusalRecorded(
             plain, resource, "SELECT count(*) FROM fm");
         assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
+        if (!autoCommit) {
+          c.rollback(); // the refused transaction stays failed until the application rolls it back
+        }
         try (FencingScope scope = Fencing.bind(FencingToken.of(resource, next))) {
           holderWrite(c, resource);
           if (!autoCommit) {

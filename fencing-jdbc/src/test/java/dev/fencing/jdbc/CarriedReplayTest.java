@@ -90,6 +90,7 @@ class CarriedReplayTest {
           // ROLLBACK, the refusal recorded in a transaction of its own and its COMMIT
           assertThat(trips.count()).as("refused: %s", trips.sent()).isEqualTo(4);
         }
+        c.rollback(); // the refused transaction stays failed until the application rolls it back
         try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 6))) {
           trips.reset();
           assertThat(ps.executeUpdate()).isOne();

@@ -84,8 +84,11 @@ class DelegatingTest {
             "prepareStatement(String,int,int,int)",
             "prepareStatement(String,int[])",
             "rollback()",
+            "releaseSavepoint(Savepoint)",
             "rollback(Savepoint)",
             "setAutoCommit(boolean)",
+            "setSavepoint()",
+            "setSavepoint(String)",
             "unwrap(Class)");
   }
 

@@ -80,10 +80,19 @@ class DynamicTargetTest {
         assertThatThrownBy(() -> update(c, "EXECUTE dyn_p(7)"))
             .isInstanceOf(MissingFencingTokenException.class)
             .hasMessageContaining("dyn-accounts");
+        if (!autocommit) {
+          c.rollback(); // the refused transaction stays failed until rolled back
+        }
         assertThatThrownBy(() -> update(c, "execute /* x */ \"dyn_p\" ( 8 ) ;"))
             .isInstanceOf(MissingFencingTokenException.class);
+        if (!autocommit) {
+          c.rollback(); // the refused transaction stays failed until rolled back
+        }
         try (PreparedStatement ps = c.prepareStatement("EXECUTE dyn_p(9)")) {
           assertThatThrownBy(ps::executeUpdate).isInstanceOf(MissingFencingTokenException.class);
+        }
+        if (!autocommit) {
+          c.rollback(); // the refused transaction stays failed until rolled back
         }
         // EXPLAIN ANALYZE runs the CREATE TABLE ... AS EXECUTE, and so the UPDATE prepared
         assertThatThrownBy(

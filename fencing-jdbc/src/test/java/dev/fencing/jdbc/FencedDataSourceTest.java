@@ -410,9 +410,17 @@ class FencedDataSourceTest {
       assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
 
       if (stale && !autoCommit) {
-        // the refused transaction was rolled back; the connection takes a new one
+        // the refused transaction was rolled back, and stays failed until the application rolls
+        // it back: a write in it is refused (25P02, the refusal as cause), nothing sent
         assertThat(c.unwrap(BaseConnection.class).getTransactionState())
             .isEqualTo(TransactionState.IDLE);
+        try (FencingScope current = Fencing.bind(FencingToken.of(resource, 5))) {
+          assertThatThrownBy(() -> insert(c, base + 51))
+              .isInstanceOfSatisfying(
+                  SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"))
+              .hasCauseInstanceOf(FencingRefusedException.class);
+        }
+        c.rollback();
         try (FencingScope current = Fencing.bind(FencingToken.of(resource, 5))) {
           insert(c, base + 50);
           c.commit();
@@ -918,6 +926,9 @@ class FencedDataSourceTest {
                 MissingFencingTokenException.class,
                 e -> assertThat(e.getSQLState()).isEqualTo("ZF002"));
         assertThat(c.getAutoCommit()).isEqualTo(autoCommit);
+        if (!autoCommit) {
+          c.rollback(); // the refused transaction stays failed until rolled back
+        }
         assertThat(query(c, "SELECT v FROM t WHERE id = ?", base)).isEqualTo(0);
         if (!autoCommit) {
           c.commit();

@@ -36,8 +36,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Attacks that held: a superseded token bound on the thread, Spring's write forms ({@code
  * batchUpdate}, {@code NamedParameterJdbcTemplate} batches, {@code JdbcClient}) and propagations
  * ({@code REQUIRES_NEW}, {@code NOT_SUPPORTED}, {@code NESTED} inside a transaction) are each
- * refused, and nothing of them is written. (Under {@code NESTED} the refusal reaches the caller
- * hidden in a {@code TransactionSystemException}: see README, Spring Boot.)
+ * refused, and nothing of them is written. (Under {@code NESTED} the refusal reaches the caller as
+ * the cause of the failed rollback to the savepoint, in a {@code TransactionSystemException}: see
+ * {@link NestedRefusalTest}.)
  */
 class StaleWriteFormsTest {
   private final ApplicationContextRunner runner =

@@ -1,0 +1,176 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.exec;
+import static dev.fencing.jdbc.FencingTestSupport.externalResource;
+import static dev.fencing.jdbc.FencingTestSupport.queryLong;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A refusal in the caller's transaction (autocommit off) rolls the whole transaction back; the
+ * connection then keeps it failed, as PostgreSQL keeps an aborted transaction, until {@code
+ * rollback()}: statements, {@code commit()}, savepoints and {@code setAutoCommit(true)} throw
+ * SQLState 25P02 with the refusal as cause. Without it, the NESTED pattern (write, savepoint,
+ * refused write, failed rollback to the savepoint, write on, commit) committed the last write in a
+ * new transaction and lost the first silently.
+ */
+@SuppressWarnings("try") // scopes are opened for their effect on the thread
+class RefusedTransactionTest {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static DataSource plain;
+  private static DataSource fenced;
+  private static String resource;
+
+  /** The forms of the refused write: each reaches the check on its own path. */
+  enum Write {
+    STATEMENT {
+      @Override
+      void run(Connection c, int id) throws SQLException {
+        try (Statement s = c.createStatement()) {
+          s.executeUpdate("INSERT INTO refused_tx VALUES (" + id + ")");
+        }
+      }
+    },
+    PREPARED {
+      @Override
+      void run(Connection c, int id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO refused_tx VALUES (?)")) {
+          ps.setInt(1, id);
+          ps.executeUpdate();
+        }
+      }
+    },
+    BATCH {
+      @Override
+      void run(Connection c, int id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO refused_tx VALUES (?)")) {
+          ps.setInt(1, id);
+          ps.addBatch();
+          ps.setInt(1, id + 1_000_000);
+          ps.addBatch();
+          ps.executeBatch();
+        }
+      }
+    };
+
+    abstract void run(Connection c, int id) throws SQLException;
+  }
+
+  @BeforeAll
+  static void setUp() throws SQLException {
+    FencingTestSupport.migrate(db);
+    plain = db.dataSource();
+    fenced = FencedDataSource.wrap(plain);
+    resource = externalResource(plain, "refused-tx", 9);
+    exec(plain, "CREATE TABLE refused_tx (id int PRIMARY KEY)");
+  }
+
+  private static long rows(int id) throws SQLException {
+    return queryLong(
+        plain, "SELECT count(*) FROM refused_tx WHERE id IN (?, ?)", id, id + 1_000_000);
+  }
+
+  /** {@code e} is the failed transaction's 25P02, its cause the stale token's refusal. */
+  private static void assertFailedTransaction(Throwable e) {
+    assertThat(e).isInstanceOf(SQLException.class);
+    assertThat(((SQLException) e).getSQLState()).isEqualTo("25P02");
+    assertThat(e.getCause()).isInstanceOf(StaleFencingTokenException.class);
+    assertThat(e).hasMessageContaining("fencing check refused");
+    assertThat(FencingExceptions.find(e)).containsSame((FencingRefusedException) e.getCause());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Write.class)
+  void afterARefusalTheTransactionStaysFailedUntilRollback(Write write) throws SQLException {
+    int id = 100 + write.ordinal() * 10;
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id); // no token bound: unfenced table
+      Savepoint savepoint = c.setSavepoint();
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> write.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        assertFailedTransaction(catchThrowable(() -> write.run(c, id + 3)));
+        assertFailedTransaction(catchThrowable(() -> exec(c, "SELECT 1")));
+        assertFailedTransaction(catchThrowable(() -> c.rollback(savepoint)));
+        assertFailedTransaction(catchThrowable(c::setSavepoint));
+        assertFailedTransaction(catchThrowable(() -> c.setSavepoint("again")));
+        assertFailedTransaction(catchThrowable(() -> c.releaseSavepoint(savepoint)));
+        assertFailedTransaction(catchThrowable(() -> c.setAutoCommit(true)));
+        assertFailedTransaction(catchThrowable(c::commit));
+      }
+      assertFailedTransaction(catchThrowable(() -> write.run(c, id + 4))); // no token either
+      assertFailedTransaction(catchThrowable(c::commit));
+      c.rollback();
+      // usable again: a write with a valid token commits
+      try (FencingScope valid = Fencing.bind(FencingToken.of(resource, 9))) {
+        write.run(c, id + 5);
+        c.commit();
+      }
+      assertThat(c.getAutoCommit()).isFalse();
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 2)).isZero();
+    assertThat(rows(id + 4)).isZero();
+    assertThat(rows(id + 5)).isPositive();
+  }
+
+  /**
+   * Spring's {@code Propagation.NESTED} in plain JDBC: W1, a savepoint, the inner write refused,
+   * the rollback to the savepoint attempted (and caught), W3, commit. Neither W1 nor W3 commits,
+   * and the rollback to the savepoint carries the refusal.
+   */
+  @ParameterizedTest
+  @EnumSource(Write.class)
+  void theNestedPatternCommitsNeitherTheWriteBeforeNorTheWriteAfter(Write write)
+      throws SQLException {
+    int id = 200 + write.ordinal() * 10;
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id); // W1
+      Savepoint nested = c.setSavepoint();
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> write.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+      }
+      Throwable toSavepoint = catchThrowable(() -> c.rollback(nested));
+      assertFailedTransaction(toSavepoint); // the application catches it and carries on
+      assertFailedTransaction(catchThrowable(() -> write.run(c, id + 4))); // W3
+      assertFailedTransaction(catchThrowable(c::commit));
+      c.rollback();
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 4)).isZero();
+  }
+
+  /** Autocommit: each execution is its own transaction; a refusal leaves nothing failed. */
+  @ParameterizedTest
+  @EnumSource(Write.class)
+  void inAutocommitTheNextExecutionIsNotAffected(Write write) throws SQLException {
+    int id = 300 + write.ordinal() * 10;
+    try (Connection c = fenced.getConnection()) {
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> write.run(c, id)))
+            .isInstanceOf(StaleFencingTokenException.class);
+      }
+      write.run(c, id + 2);
+      c.setAutoCommit(false);
+      c.setAutoCommit(true);
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 2)).isPositive();
+  }
+}
