@@ -6,12 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
-import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.Statement;
-import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -43,10 +39,8 @@ class EarlyDataSourceTest {
   @Test
   void aDataSourceCreatedBeforeTheFencingPostProcessorFailsStartUp() throws Exception {
     try (TestDatabase db = TestDatabase.create("early_datasource")) {
-      try (Connection c = db.connect(db.migrationUser());
-          Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE early_entry (id serial PRIMARY KEY, text text NOT NULL)");
-      }
+      PerClassDatabase.execute(
+          db, "CREATE TABLE early_entry (id serial PRIMARY KEY, text text NOT NULL)");
       runner
           .withPropertyValues(PerClassDatabase.properties(db))
           .withUserConfiguration(EarlyPostProcessor.class)
@@ -55,19 +49,9 @@ class EarlyDataSourceTest {
                 if (context.getStartupFailure() == null) {
                   // what the started application did (before the fix): a superseded token's
                   // write committed
-                  System.out.println(
-                      "EARLY DataSource bean: "
-                          + context.getBean(DataSource.class).getClass()
-                          + " jdbc: "
-                          + context.getBean(JdbcTemplate.class).getDataSource().getClass());
                   LeaseClient leases = context.getBean(LeaseClient.class);
-                  FencingToken stale;
-                  try (Lease first =
-                      leases.tryAcquire("early", Duration.ofSeconds(30)).orElseThrow()) {
-                    stale = first.token();
-                  }
-                  try (Lease second =
-                      leases.tryAcquire("early", Duration.ofSeconds(30)).orElseThrow()) {
+                  try (Superseded zombie = Superseded.take(leases, "early")) {
+                    FencingToken stale = zombie.stale();
                     JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
                     Throwable refused =
                         catchThrowable(

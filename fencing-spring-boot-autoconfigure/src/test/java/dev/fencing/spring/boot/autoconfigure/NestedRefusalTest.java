@@ -7,13 +7,9 @@ import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingExceptions;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
-import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.Statement;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -46,10 +42,7 @@ class NestedRefusalTest {
   @Test
   void aCaughtNestedRefusalLeavesNothingOfTheOuterTransactionCommitted() throws Exception {
     try (TestDatabase db = TestDatabase.create("nested_refusal")) {
-      try (Connection c = db.connect(db.migrationUser());
-          Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE nested_entry (text text NOT NULL)");
-      }
+      PerClassDatabase.execute(db, "CREATE TABLE nested_entry (text text NOT NULL)");
       runner
           .withPropertyValues(PerClassDatabase.properties(db))
           .run(
@@ -59,17 +52,12 @@ class NestedRefusalTest {
                 PlatformTransactionManager manager =
                     context.getBean(PlatformTransactionManager.class);
                 LeaseClient leases = context.getBean(LeaseClient.class);
-                FencingToken stale;
-                try (Lease first =
-                    leases.tryAcquire("nested", Duration.ofSeconds(30)).orElseThrow()) {
-                  stale = first.token();
-                }
                 TransactionTemplate nested = new TransactionTemplate(manager);
                 nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
                 AtomicReference<Throwable> inner = new AtomicReference<>();
                 AtomicReference<Throwable> after = new AtomicReference<>();
-                try (Lease newer =
-                    leases.tryAcquire("nested", Duration.ofSeconds(30)).orElseThrow()) {
+                try (Superseded zombie = Superseded.take(leases, "nested")) {
+                  FencingToken stale = zombie.stale();
                   Throwable outer =
                       catchThrowable(
                           () ->

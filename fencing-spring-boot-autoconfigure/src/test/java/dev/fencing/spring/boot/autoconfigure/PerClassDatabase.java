@@ -1,6 +1,9 @@
 package dev.fencing.spring.boot.autoconfigure;
 
 import dev.fencing.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -52,6 +55,14 @@ final class PerClassDatabase implements BeforeAllCallback, AfterAllCallback {
     registry.add("spring.datasource.password", () -> of(test).password());
     registry.add("fencing.migrations.owner-role", () -> of(test).ownerRole());
     registry.add("fencing.migrations.application-role", () -> of(test).appRole());
+  }
+
+  /** Runs {@code sql} (DDL the test needs) in {@code db} as its migration user. */
+  static void execute(TestDatabase db, String sql) throws SQLException {
+    try (Connection c = db.connect(db.migrationUser());
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
   }
 
   /**

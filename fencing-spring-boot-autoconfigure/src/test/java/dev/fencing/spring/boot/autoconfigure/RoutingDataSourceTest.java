@@ -8,12 +8,8 @@ import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
-import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.Statement;
-import java.time.Duration;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -46,10 +42,8 @@ class RoutingDataSourceTest {
   @Test
   void aRouterWithAFencedDefaultAndAnUnfencedTargetFailsStartUp() throws Exception {
     try (TestDatabase db = TestDatabase.create("routing_datasource")) {
-      try (Connection c = db.connect(db.migrationUser());
-          Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE routed_entry (id serial PRIMARY KEY, text text NOT NULL)");
-      }
+      PerClassDatabase.execute(
+          db, "CREATE TABLE routed_entry (id serial PRIMARY KEY, text text NOT NULL)");
       runner
           .withUserConfiguration(Routing.class)
           .withPropertyValues(PerClassDatabase.properties(db))
@@ -58,13 +52,8 @@ class RoutingDataSourceTest {
                 if (context.getStartupFailure() == null) {
                   // what the started application did (before the fix)
                   LeaseClient leases = context.getBean(LeaseClient.class);
-                  FencingToken stale;
-                  try (Lease first =
-                      leases.tryAcquire("routed", Duration.ofSeconds(30)).orElseThrow()) {
-                    stale = first.token();
-                  }
-                  try (Lease second =
-                      leases.tryAcquire("routed", Duration.ofSeconds(30)).orElseThrow()) {
+                  try (Superseded zombie = Superseded.take(leases, "routed")) {
+                    FencingToken stale = zombie.stale();
                     JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
                     KEY.set("archive");
                     Throwable refused;

@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingExceptions;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
-import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
+import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.Statement;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -54,10 +52,8 @@ class StaleWriteFormsTest {
   @Test
   void everyFormIsRefusedWithASupersededToken() throws Exception {
     try (TestDatabase db = TestDatabase.create("stale_write_forms")) {
-      try (Connection c = db.connect(db.migrationUser());
-          Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE form_entry (id serial PRIMARY KEY, text text NOT NULL)");
-      }
+      PerClassDatabase.execute(
+          db, "CREATE TABLE form_entry (id serial PRIMARY KEY, text text NOT NULL)");
       runner
           .withPropertyValues(PerClassDatabase.properties(db))
           .run(
@@ -87,24 +83,16 @@ class StaleWriteFormsTest {
                         c -> propagation(c, TransactionDefinition.PROPAGATION_NESTED, jdbc));
                 LeaseClient leases = context.getBean(LeaseClient.class);
                 for (Map.Entry<String, Consumer<ApplicationContext>> form : forms.entrySet()) {
-                  FencingToken stale;
-                  try (Lease first =
-                      leases.tryAcquire("forms", Duration.ofSeconds(30)).orElseThrow()) {
-                    stale = first.token();
-                  }
-                  try (Lease newer =
-                      leases.tryAcquire("forms", Duration.ofSeconds(30)).orElseThrow()) {
+                  try (Superseded zombie = Superseded.take(leases, "forms")) {
+                    FencingToken stale = zombie.stale();
                     Throwable refused;
                     try (FencingScope scope = Fencing.bind(stale)) {
                       refused = catchThrowable(() -> form.getValue().accept(context));
                     }
-                    System.out.println(
-                        "FORM "
-                            + form.getKey()
-                            + ": "
-                            + refused
-                            + " / cause "
-                            + (refused == null ? null : refused.getCause()));
+                    assertThat(FencingExceptions.find(refused))
+                        .as("%s with a superseded token bound: %s", form.getKey(), refused)
+                        .get()
+                        .isInstanceOf(StaleFencingTokenException.class);
                   }
                 }
                 assertThat(jdbc.queryForObject("SELECT count(*) FROM form_entry", Long.class))
