@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.HierarchicalBeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -37,11 +38,24 @@ import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
  * post-processor of the application, or a bean one needs, depends on it) is never wrapped, and its
  * connections would carry no token: start-up fails naming it ({@link #requireFenced}), at the
  * fence's migrations (before the application's Flyway and JPA use it) and once all singletons
- * exist.
+ * exist. So does one of a parent context that this context uses: no post-processor of this context
+ * sees another context's beans.
  */
 final class FencingDataSourcePostProcessor
     implements BeanPostProcessor, Ordered, BeanFactoryAware, SmartInitializingSingleton {
   private static final Logger LOG = LoggerFactory.getLogger(FencingDataSourcePostProcessor.class);
+  // why a DataSource bean is not fenced, and what to do (requireFenced)
+  private static final String EARLY =
+      "it was created before fencing's BeanPostProcessor was registered (an ordered"
+          + " BeanPostProcessor, or a bean one needs, depends on it; Spring logged that it is not"
+          + " eligible for getting processed by all BeanPostProcessors)";
+  private static final String EARLY_REMEDY =
+      "Let that post-processor take an ObjectProvider<DataSource> (or a @Lazy one)";
+  private static final String PARENT =
+      "it belongs to a parent context, whose beans this context's fencing post-processor cannot"
+          + " wrap, and this context uses it";
+  private static final String PARENT_REMEDY =
+      "Enable fencing in the parent context too (its auto-configuration wraps it there)";
 
   private final ObjectProvider<FencingProperties> properties;
   private final ObjectProvider<FencingMeters> metrics;
@@ -130,37 +144,45 @@ final class FencingDataSourcePostProcessor
   /**
    * Fails if a {@code DataSource} singleton that exists and is not excluded is not fenced: it was
    * created before this post-processor was registered, so it was never wrapped (one created later
-   * is wrapped, so only those that exist are looked at, and none is created here).
+   * is wrapped, so only those that exist are looked at, and none is created here); or it belongs to
+   * a parent context (SpringApplicationBuilder's {@code parent}), whose beans no post-processor of
+   * this context sees, while this context's beans (a {@code JdbcTemplate}, the lease client) use
+   * it.
    *
    * @throws IllegalStateException naming the bean
    */
   void requireFenced() {
-    ListableBeanFactory factory = beanFactory;
-    if (factory == null || !(factory instanceof SingletonBeanRegistry registry)) {
-      return;
-    }
     FencingProperties config = properties.getObject();
-    for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
-      if (config.datasource().exclude().contains(name)
-          || !registry.containsSingleton(name)
-          || !factory.isSingleton(name)) {
-        continue;
+    boolean parent = false;
+    for (BeanFactory f = beanFactory; f != null; f = parentOf(f)) {
+      if (f instanceof ListableBeanFactory factory && f instanceof SingletonBeanRegistry registry) {
+        for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
+          if (config.datasource().exclude().contains(name)
+              || !registry.containsSingleton(name)
+              || !factory.isSingleton(name)) {
+            continue;
+          }
+          DataSource dataSource = factory.getBean(name, DataSource.class);
+          if (!isFenced(dataSource)) {
+            throw new IllegalStateException(
+                "DataSource bean "
+                    + name
+                    + " ("
+                    + dataSource.getClass().getName()
+                    + ") is not fenced: "
+                    + (parent ? PARENT : EARLY)
+                    + ", so its connections would carry no fencing token. "
+                    + (parent ? PARENT_REMEDY : EARLY_REMEDY)
+                    + ", or list the bean in fencing.datasource.exclude");
+          }
+        }
       }
-      DataSource dataSource = factory.getBean(name, DataSource.class);
-      if (!isFenced(dataSource)) {
-        throw new IllegalStateException(
-            "DataSource bean "
-                + name
-                + " ("
-                + dataSource.getClass().getName()
-                + ") is not fenced: it was created before fencing's BeanPostProcessor was"
-                + " registered (an ordered BeanPostProcessor, or a bean one needs, depends on it;"
-                + " Spring logged that it is not eligible for getting processed by all"
-                + " BeanPostProcessors), so its connections would carry no fencing token. Let that"
-                + " post-processor take an ObjectProvider<DataSource> (or a @Lazy one), or list the"
-                + " bean in fencing.datasource.exclude");
-      }
+      parent = true;
     }
+  }
+
+  private static @Nullable BeanFactory parentOf(BeanFactory factory) {
+    return factory instanceof HierarchicalBeanFactory h ? h.getParentBeanFactory() : null;
   }
 
   /**

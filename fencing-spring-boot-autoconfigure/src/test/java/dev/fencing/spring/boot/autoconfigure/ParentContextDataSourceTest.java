@@ -1,0 +1,111 @@
+package dev.fencing.spring.boot.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingScope;
+import dev.fencing.jdbc.LeaseClient;
+import dev.fencing.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * A {@code DataSource} bean of a parent context (SpringApplicationBuilder's {@code parent}/{@code
+ * child}) is never seen by the child's fencing post-processor: a child whose auto-configuration
+ * fences used it bare (its {@code JdbcTemplate} and lease client take the parent's bean), and a
+ * write with a superseded token bound committed. Start-up of such a child now fails naming the
+ * bean; a parent that fences its own data source is fine.
+ */
+class ParentContextDataSourceTest {
+  private final ApplicationContextRunner parent =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class));
+
+  private final ApplicationContextRunner child =
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  JdbcTemplateAutoConfiguration.class, FencingAutoConfiguration.class));
+
+  @Test
+  void aChildThatFencesOverAParentsBareDataSourceFailsStartUp() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_datasource")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      parent
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            if (context.getStartupFailure() == null) {
+                              // what the started application did (before the fix)
+                              JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+                              try (Superseded zombie =
+                                  Superseded.take(context.getBean(LeaseClient.class), "parent")) {
+                                Throwable refused =
+                                    catchThrowable(
+                                        () -> {
+                                          try (FencingScope scope = Fencing.bind(zombie.stale())) {
+                                            jdbc.update(
+                                                "INSERT INTO parent_entry VALUES ('stale')");
+                                          }
+                                        });
+                                assertThat(
+                                        jdbc.queryForObject(
+                                            "SELECT count(*) FROM parent_entry", Long.class))
+                                    .as("a write with a superseded token (" + refused + ")")
+                                    .isZero();
+                              }
+                            }
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                .rootCause()
+                                .hasMessageContaining("DataSource bean dataSource")
+                                .hasMessageContaining("parent context");
+                          }));
+    }
+  }
+
+  @Test
+  void aChildOfAParentThatFencesItsDataSourceStarts() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_fenced")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      parent
+          .withConfiguration(AutoConfigurations.of(FencingAutoConfiguration.class))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            assertThat(context).hasNotFailed();
+                            JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+                            try (Superseded zombie =
+                                Superseded.take(context.getBean(LeaseClient.class), "parent")) {
+                              Throwable refused =
+                                  catchThrowable(
+                                      () -> {
+                                        try (FencingScope scope = Fencing.bind(zombie.stale())) {
+                                          jdbc.update("INSERT INTO parent_entry VALUES ('stale')");
+                                        }
+                                      });
+                              assertThat(refused).isNotNull();
+                            }
+                            assertThat(
+                                    jdbc.queryForObject(
+                                        "SELECT count(*) FROM parent_entry", Long.class))
+                                .isZero();
+                          }));
+    }
+  }
+}
