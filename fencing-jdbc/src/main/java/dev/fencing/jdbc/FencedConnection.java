@@ -10,8 +10,6 @@ import java.sql.Statement;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
-import org.postgresql.core.TransactionState;
-import org.postgresql.util.PSQLException;
 
 /**
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
@@ -24,27 +22,18 @@ import org.postgresql.util.PSQLException;
  * and nothing more: only {@link FencedDataSource} makes one.
  */
 public final class FencedConnection extends DelegatingConnection implements FencingConnection {
-  /** An execution known to write, whatever its text (nothing known of it: not carried alone). */
-  static final SqlClassifier.Classification WRITE =
-      new SqlClassifier.Classification(true, false, false, false, false, false, true, false);
-
-  /** A JDBC call to make once the fence has had its say. */
-  @FunctionalInterface
-  interface JdbcCall {
-    @Nullable Object call() throws Throwable;
-  }
-
   private final TokenChecker checker;
-  private final boolean requireToken;
+  private final ConnectionFence fence;
   private final TransactionChecks tx;
-  private final RefusedTransaction refused = new RefusedTransaction();
+  private final RefusedTransaction refused;
   private @Nullable PGConnection pgProxy;
 
   private FencedConnection(Connection raw, TokenChecker checker, boolean requireToken) {
     super(raw);
     this.checker = checker;
-    this.requireToken = requireToken;
-    this.tx = new TransactionChecks(raw, checker);
+    this.fence = new ConnectionFence(raw, checker, requireToken);
+    this.tx = fence.transaction();
+    this.refused = fence.refusedState();
   }
 
   static Connection wrap(Connection raw, TokenChecker checker, boolean requireToken) {
@@ -239,6 +228,11 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     return "Fenced[" + raw + "]";
   }
 
+  /** How this connection's executions are fenced: every statement execution passes there. */
+  ConnectionFence fence() {
+    return fence;
+  }
+
   /** The connection the application holds: this one. */
   Connection proxy() {
     return this;
@@ -264,246 +258,5 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   /** The tokens this connection checks: those bound for its database's resources. */
   FencingContext bound() {
     return checker.bound();
-  }
-
-  /**
-   * Runs {@code call}, the execution of {@code sql}, fenced if tokens are bound (see {@link
-   * #execute(SqlClassifier.Classification, JdbcCall)}).
-   */
-  @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
-    List<TableGuards.Guard> guards = checker.guards().targets(raw, sql);
-    return execute(
-        SqlClassifier.classify(sql),
-        guards,
-        !guards.isEmpty() && !TableGuards.announced(guards),
-        call,
-        null);
-  }
-
-  /** Runs {@code call}, an execution classified as {@code kind} that writes no declared table. */
-  @Nullable Object execute(SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
-    return execute(kind, List.of(), false, call, null);
-  }
-
-  /**
-   * Runs {@code call}, an execution classified as {@code kind}. With tokens bound it runs in a
-   * transaction whose commit checks them if it wrote anything ({@link TransactionChecks#commit()}):
-   * in autocommit mode the wrapper makes each execution such a transaction of its own. A recognised
-   * write is also checked before it runs, so the handover is fenced at the first write and
-   * protected tables see the check; a write the text hides is caught at the commit. A {@code
-   * carrier} sends that check with the write, in the write's own round trip.
-   */
-  @Nullable Object execute(
-      SqlClassifier.Classification kind,
-      List<TableGuards.Guard> guards,
-      boolean unannounced,
-      JdbcCall call,
-      @Nullable Carrier carrier)
-      throws Throwable {
-    refused.requireUsable("a statement");
-    boolean callersTransaction = !raw.getAutoCommit();
-    try {
-      return fenced(kind, guards, unannounced, call, carrier);
-    } catch (Throwable e) {
-      if (callersTransaction && !kind.endsTransaction()) {
-        // the refusal rolled the caller's transaction back: it stays failed until rollback() (a
-        // refused COMMIT string ended it, like a refused commit(), and tells the caller so)
-        refused.keepIfRefused(e);
-      }
-      throw e;
-    }
-  }
-
-  private @Nullable Object fenced(
-      SqlClassifier.Classification kind,
-      List<TableGuards.Guard> guards,
-      boolean unannounced,
-      JdbcCall call,
-      @Nullable Carrier carrier)
-      throws Throwable {
-    FencingContext context = checker.bound();
-    if (!guards.isEmpty() && kind.mayWrite()) {
-      // a table of a fenced entity (FencedTables): its own resource's token, whatever else is bound
-      FencingRefusedException refusal = TableGuards.refusal(raw, guards, context, unannounced);
-      if (refusal != null) {
-        throw checker.refuse(raw, refusal, false);
-      }
-    }
-    if (context.isEmpty()) {
-      if (!kind.mayWrite() || !requireToken) {
-        return run(call, kind);
-      }
-      tx.ensureChecked(context); // refuses: a write needs a token
-    }
-    if (kind.writesAfterBoundary() || kind.runsAfterEnd() || kind.endsAfterStatement()) {
-      // The commit check would cover only the transaction the string starts in; and a check made
-      // before a string that ends the transaction after other statements ran before their writes
-      // (hidden in a view, an operator, a cursor's query), which the string itself commits.
-      throw new SQLException(
-          "with a fencing token bound, COMMIT, ROLLBACK or another end of the transaction must be"
-              + " a SQL string (or batch) of its own: nothing may precede or follow it in the same"
-              + " string, nor a write follow ROLLBACK TO SAVEPOINT; send the statements"
-              + " separately, and end transactions with Connection.commit()",
-          "0A000");
-    }
-    if (tx.transactionState() == TransactionState.IDLE) {
-      // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
-      tx.endTransaction();
-    }
-    if (kind.outsideTransaction() && raw.getAutoCommit()) {
-      return checkedFirst(context, kind, call);
-    }
-    tx.remember(context);
-    if (!raw.getAutoCommit()) {
-      Object carried = tx.carried(context, kind, carrier);
-      if (carried != TransactionChecks.NOT_CARRIED) {
-        return carried;
-      }
-      tx.beforeRun(context, kind);
-      return run(call, kind);
-    }
-    // A CALL or DO outside a transaction block runs non-atomically: its procedure or block could
-    // COMMIT inside itself, ending the implicit transaction that holds the check, and write on
-    // unfenced. It runs in the wrapper's transaction block below, where PostgreSQL refuses such a
-    // COMMIT (2D000).
-    if (carrier != null
-        && !kind.mayWrite()
-        && !kind.endsTransaction()
-        && !kind.rollsBackToSavepoint()
-        && !kind.nonAtomic()
-        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // A read, its commit's check behind it as one implicit transaction: a write it hides is
-      // checked before that transaction commits. One round trip, as unfenced.
-      Object read;
-      try {
-        read = tx.readCarried(context, carrier);
-      } catch (Throwable e) {
-        tx.endTransaction();
-        throw e;
-      }
-      if (read != TransactionChecks.NOT_CARRIED) {
-        tx.endTransaction();
-        checker.recordPending(raw);
-        return read;
-      }
-    } else if (carrier != null
-        && !kind.nonAtomic()
-        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // The check and the write before one Sync: the server runs them as one implicit transaction,
-      // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
-      Object carried;
-      try {
-        carried = tx.carried(context, kind, carrier);
-      } catch (Throwable e) {
-        tx.endTransaction();
-        throw e;
-      }
-      if (carried != TransactionChecks.NOT_CARRIED) {
-        tx.endTransaction();
-        checker.recordPending(raw);
-        return carried;
-      }
-    }
-    // Autocommit: make the execution and its check one transaction, never half-applied.
-    raw.setAutoCommit(false);
-    Object result = null;
-    SQLException ranThenRefused = null;
-    try {
-      try {
-        result = tx.carried(context, kind, carrier);
-        if (result == TransactionChecks.NOT_CARRIED) {
-          tx.beforeRun(context, kind);
-          result = run(call, kind);
-        }
-      } catch (PSQLException e) {
-        if (!DriverResult.ranThenRefused(e)) {
-          throw e;
-        }
-        ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
-      }
-      tx.commitChecked();
-    } catch (Throwable thrown) {
-      // The refusal (or the write's own error) is what the caller must see, even when the
-      // connection broke too and cannot roll back.
-      Throwable primary = kind.nonAtomic() ? FencingExceptions.commitInside(thrown) : thrown;
-      tx.endTransaction();
-      try {
-        raw.rollback();
-      } catch (SQLException e) {
-        primary.addSuppressed(e);
-      }
-      try {
-        raw.setAutoCommit(true);
-      } catch (SQLException e) {
-        primary.addSuppressed(e);
-      }
-      throw primary;
-    }
-    tx.endTransaction();
-    raw.setAutoCommit(true);
-    checker.recordPending(raw);
-    if (ranThenRefused != null) {
-      throw ranThenRefused;
-    }
-    return result;
-  }
-
-  /**
-   * A command that PostgreSQL refuses inside a transaction block (25001) and that runs no user code
-   * (a plain {@code VACUUM}, {@code CREATE DATABASE}, ...: {@link
-   * SqlClassifier.Classification#outsideTransaction()}) in autocommit cannot share a transaction
-   * with its check, carried or in the wrapper's transaction. The check runs first, in a round trip
-   * and an implicit transaction of its own, then the command alone: a stale token is refused before
-   * the command runs, but the check's share lock ends before it, so a handover in that moment is
-   * not seen (none of these commands writes table rows).
-   */
-  private @Nullable Object checkedFirst(
-      FencingContext context, SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
-    try {
-      checker.check(raw, context.bindings());
-    } finally {
-      tx.endTransaction();
-    }
-    checker.recordPending(raw);
-    return run(call, kind);
-  }
-
-  /**
-   * A refusal by the database (a protected table's trigger, a check in the SQL itself) as the
-   * library's exception, rolled back and recorded like the check's own; any other failure as it is
-   * ({@link TransactionChecks#refused}).
-   */
-  SQLException refused(SQLException e) {
-    return tx.refused(e);
-  }
-
-  /**
-   * {@link #refused(SQLException)} for a streaming COPY's later call, in the caller's transaction
-   * (streaming needs one): a refusal keeps that transaction failed until {@code rollback()}.
-   */
-  SQLException streamRefused(SQLException e) throws SQLException {
-    boolean callersTransaction = !raw.getAutoCommit();
-    SQLException thrown = refused(e);
-    if (callersTransaction) {
-      refused.keepIfRefused(thrown);
-    }
-    return thrown;
-  }
-
-  private @Nullable Object run(JdbcCall call, SqlClassifier.Classification kind) throws Throwable {
-    try {
-      return call.call();
-    } catch (SQLException e) {
-      // The failed statement may have been rolled back to a savepoint taken before the check
-      // (pgjdbc autosave): check again next time.
-      tx.forgetChecks();
-      throw refused(e);
-    } finally {
-      if (kind.endsTransaction()) {
-        tx.endTransaction();
-      } else if (kind.rollsBackToSavepoint()) {
-        tx.forgetChecks();
-      }
-    }
   }
 }

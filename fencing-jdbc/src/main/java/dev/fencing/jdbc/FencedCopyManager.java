@@ -56,7 +56,8 @@ final class FencedCopyManager extends CopyManager {
   public CopyIn copyIn(String sql) throws SQLException {
     requireTransactionForStreaming(sql);
     return refusing(
-        CopyIn.class, (CopyIn) sqlOnly(() -> connection.execute(sql, () -> super.copyIn(sql))));
+        CopyIn.class,
+        (CopyIn) sqlOnly(() -> connection.fence().execute(sql, () -> super.copyIn(sql))));
   }
 
   @Override
@@ -64,7 +65,7 @@ final class FencedCopyManager extends CopyManager {
     requireTransactionForStreaming(sql);
     return refusing(
         CopyDual.class,
-        (CopyDual) sqlOnly(() -> connection.execute(sql, () -> super.copyDual(sql))));
+        (CopyDual) sqlOnly(() -> connection.fence().execute(sql, () -> super.copyDual(sql))));
   }
 
   /**
@@ -80,52 +81,55 @@ final class FencedCopyManager extends CopyManager {
               try {
                 return Delegation.invoke(copy, method, args);
               } catch (SQLException e) {
-                throw connection.streamRefused(e);
+                throw connection.fence().streamRefused(e);
               }
             }));
   }
 
   @Override
   public long copyIn(String sql, Reader from) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+    return (Long) io(() -> connection.fence().execute(sql, () -> super.copyIn(sql, from)));
   }
 
   @Override
   public long copyIn(String sql, Reader from, int bufferSize) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from, bufferSize)));
+    return (Long)
+        io(() -> connection.fence().execute(sql, () -> super.copyIn(sql, from, bufferSize)));
   }
 
   @Override
   public long copyIn(String sql, InputStream from) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+    return (Long) io(() -> connection.fence().execute(sql, () -> super.copyIn(sql, from)));
   }
 
   @Override
   public long copyIn(String sql, InputStream from, int bufferSize)
       throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from, bufferSize)));
+    return (Long)
+        io(() -> connection.fence().execute(sql, () -> super.copyIn(sql, from, bufferSize)));
   }
 
   @Override
   public long copyIn(String sql, ByteStreamWriter from) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyIn(sql, from)));
+    return (Long) io(() -> connection.fence().execute(sql, () -> super.copyIn(sql, from)));
   }
 
   @Override
   public CopyOut copyOut(String sql) throws SQLException {
     requireTransactionForStreaming(sql);
     return refusing(
-        CopyOut.class, (CopyOut) sqlOnly(() -> connection.execute(sql, () -> super.copyOut(sql))));
+        CopyOut.class,
+        (CopyOut) sqlOnly(() -> connection.fence().execute(sql, () -> super.copyOut(sql))));
   }
 
   @Override
   public long copyOut(String sql, Writer to) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyOut(sql, to)));
+    return (Long) io(() -> connection.fence().execute(sql, () -> super.copyOut(sql, to)));
   }
 
   @Override
   public long copyOut(String sql, OutputStream to) throws SQLException, IOException {
-    return (Long) io(() -> connection.execute(sql, () -> super.copyOut(sql, to)));
+    return (Long) io(() -> connection.fence().execute(sql, () -> super.copyOut(sql, to)));
   }
 
   private void requireTransactionForStreaming(String sql) throws SQLException {
@@ -156,7 +160,7 @@ final class FencedCopyManager extends CopyManager {
     }
   }
 
-  private static @Nullable Object sqlOnly(FencedConnection.JdbcCall call) throws SQLException {
+  private static @Nullable Object sqlOnly(ConnectionFence.JdbcCall call) throws SQLException {
     try {
       return call.call();
     } catch (SQLException | RuntimeException | Error e) {
@@ -166,7 +170,7 @@ final class FencedCopyManager extends CopyManager {
     }
   }
 
-  private static @Nullable Object io(FencedConnection.JdbcCall call)
+  private static @Nullable Object io(ConnectionFence.JdbcCall call)
       throws SQLException, IOException {
     try {
       return call.call();

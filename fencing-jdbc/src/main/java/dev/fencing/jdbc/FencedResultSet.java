@@ -63,9 +63,9 @@ public final class FencedResultSet extends DelegatingResultSet {
         });
   }
 
-  private void write(FencedConnection.JdbcCall call) throws SQLException {
+  private void write(ConnectionFence.JdbcCall call) throws SQLException {
     try {
-      connection.execute(FencedConnection.WRITE, call);
+      connection.fence().execute(ConnectionFence.WRITE, call);
     } catch (Throwable e) {
       throw Delegation.rethrown(e);
     }

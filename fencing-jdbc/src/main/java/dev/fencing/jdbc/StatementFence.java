@@ -26,7 +26,7 @@ import org.postgresql.jdbc.PreferQueryMode;
  * <p>Not thread-safe (the execution under way, the batch): JDBC statements need not be, and
  * pgjdbc's are not.
  */
-final class StatementFence implements IntFunction<List<String>>, FencedConnection.JdbcCall {
+final class StatementFence implements IntFunction<List<String>>, ConnectionFence.JdbcCall {
   private final FencedConnection connection;
   private final Statement raw;
   // A prepared statement's SQL is classified once, not per execution.
@@ -118,7 +118,7 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
     try {
       return FencedChild.fence(
           connection,
-          connection.execute(kindOf(args, isBatch), guards, unannounced, this, carried),
+          connection.fence().execute(kindOf(args, isBatch), guards, unannounced, this, carried),
           self);
     } finally {
       executing = null;
@@ -297,7 +297,7 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
    * simple query with its parameters (assertions disabled; with them, an AssertionError): an
    * execution, fenced as one.
    */
-  private @Nullable Object describe(FencedConnection.JdbcCall call) throws SQLException {
+  private @Nullable Object describe(ConnectionFence.JdbcCall call) throws SQLException {
     try {
       Connection driver = connection.raw();
       if (!driver.isWrapperFor(BaseConnection.class)
@@ -306,12 +306,14 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
       }
       String sql = preparedSql != null ? preparedSql : "";
       List<TableGuards.Guard> guards = connection.guards().targets(connection.raw(), sql);
-      return connection.execute(
-          kindOf(null, false),
-          guards,
-          !guards.isEmpty() && !TableGuards.announced(guards),
-          call,
-          null);
+      return connection
+          .fence()
+          .execute(
+              kindOf(null, false),
+              guards,
+              !guards.isEmpty() && !TableGuards.announced(guards),
+              call,
+              null);
     } catch (Throwable e) {
       throw Delegation.rethrown(e);
     }
@@ -319,7 +321,7 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
 
   /**
    * The execution under way, on the driver's statement (not carrying the check): what {@link
-   * FencedConnection#execute} calls when the fence has had its say.
+   * ConnectionFence#execute} calls when the fence has had its say.
    */
   @Override
   public @Nullable Object call() throws Throwable {
@@ -376,6 +378,6 @@ final class StatementFence implements IntFunction<List<String>>, FencedConnectio
       return SqlClassifier.classify(String.join(";\n", batchSql()));
     }
     // A prepared statement whose SQL we somehow lack is treated as a write.
-    return prepared != null ? prepared : FencedConnection.WRITE;
+    return prepared != null ? prepared : ConnectionFence.WRITE;
   }
 }
