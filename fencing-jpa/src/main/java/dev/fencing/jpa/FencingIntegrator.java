@@ -30,10 +30,13 @@ import org.jspecify.annotations.Nullable;
  * Interceptor (a session's own Interceptor would silence it).
  *
  * <p>At startup it validates every {@link Fenced} entity (and every entity listing {@link
- * FencedEntityListener}) and fails naming the entity. It then listens to Hibernate's pre-insert,
- * pre-update, pre-delete and pre-upsert events, and to the pre-recreate, pre-update and pre-remove
- * events of collections, which fire right before the SQL of each write, in stateful and stateless
- * sessions. For a fenced entity, or a collection a fenced entity owns, each of them requires:
+ * FencedEntityListener}) and fails naming the entity; it also fails when a foreign key's {@code ON
+ * DELETE} / {@code ON UPDATE} action would let the database write a fenced table without its
+ * tokens, declared in the mapping or, once any schema management has run, found in the database's
+ * catalog (a migration's). It then listens to Hibernate's pre-insert, pre-update, pre-delete and
+ * pre-upsert events, and to the pre-recreate, pre-update and pre-remove events of collections,
+ * which fire right before the SQL of each write, in stateful and stateless sessions. For a fenced
+ * entity, or a collection a fenced entity owns, each of them requires:
  *
  * <ul>
  *   <li>that the session's connection comes from a {@link dev.fencing.jdbc.FencedDataSource}
