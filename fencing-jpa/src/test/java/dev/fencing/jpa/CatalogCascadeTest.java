@@ -52,7 +52,7 @@ class CatalogCascadeTest {
   void dropTables() {
     sql(
         "DROP SCHEMA IF EXISTS stable CASCADE",
-        "DROP TABLE IF EXISTS foal, barn, paddock CASCADE",
+        "DROP TABLE IF EXISTS foal, barn, paddock, cage, hutch CASCADE",
         "CREATE TABLE barn (id varchar(255) PRIMARY KEY)",
         "CREATE TABLE paddock (id varchar(255) PRIMARY KEY)",
         "INSERT INTO barn VALUES ('b')",
@@ -64,11 +64,15 @@ class CatalogCascadeTest {
    * bound; the exception that stopped the start, null if it started.
    */
   private static Throwable startAndWrite(Map<String, ?> settings, Consumer<Session> write) {
+    return startAndWrite(settings, write, Barn.class, Foal.class);
+  }
+
+  private static Throwable startAndWrite(
+      Map<String, ?> settings, Consumer<Session> write, Class<?>... entities) {
     return catchThrowable(
         () -> {
           try (SessionFactory started =
-              JpaFixture.sessionFactory(
-                  FencedDataSource.wrap(pool), settings, Barn.class, Foal.class)) {
+              JpaFixture.sessionFactory(FencedDataSource.wrap(pool), settings, entities)) {
             started.inTransaction(write);
           }
         });
@@ -188,6 +192,44 @@ class CatalogCascadeTest {
     assertThat(refusal(thrown))
         .contains("table foal on [barn_id] to table barn is ON DELETE CASCADE")
         .contains("of stable.foal, in the database");
+  }
+
+  /**
+   * A {@code JOINED} subclass's table keeps its key to the superclass table (the same row),
+   * declared in SQL as well as by {@code @OnDelete}; a key on the same columns to another table is
+   * not a row's own part: deleting that table's row deleted the fenced {@link Cage}'s part with no
+   * token.
+   */
+  @Test
+  void onlyARowsOwnKeyToItsOwnersTableIsKept() {
+    sql(
+        "CREATE TABLE hutch (id varchar(255) PRIMARY KEY)",
+        "CREATE TABLE cage (bars bigint NOT NULL,"
+            + " id varchar(255) PRIMARY KEY REFERENCES hutch ON DELETE CASCADE)",
+        "INSERT INTO hutch VALUES ('b')",
+        "INSERT INTO cage VALUES (3, 'b')");
+    Map<String, String> none = Map.of("hibernate.hbm2ddl.auto", "none");
+    assertThat(startAndWrite(none, s -> {}, Hutch.class, Cage.class))
+        .as("the subclass table's key to its superclass table starts")
+        .isNull();
+
+    sql(
+        "ALTER TABLE cage ADD CONSTRAINT cage_barn FOREIGN KEY (id) REFERENCES barn ON DELETE CASCADE");
+    Throwable thrown =
+        startAndWrite(
+            none,
+            s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate(),
+            Barn.class,
+            Hutch.class,
+            Cage.class);
+
+    assertThat(query("SELECT count(*) FROM cage")).isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains("@Fenced on entity dev.fencing.jpa.Cage")
+        .contains(
+            "table cage on [id] to table barn is ON DELETE CASCADE (constraint cage_barn of"
+                + " public.cage, in the database)")
+        .contains("a table whose rows name their own resources takes no database action");
   }
 
   /**
