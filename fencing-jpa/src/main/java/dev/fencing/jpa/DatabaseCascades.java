@@ -1,8 +1,8 @@
 package dev.fencing.jpa;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -24,19 +24,26 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Refuses, when Hibernate starts, a foreign key of a fenced entity's table (or of a collection
- * table it owns) whose {@code ON DELETE} action writes that table ({@code @OnDelete(action =
- * CASCADE)}, {@code SET_NULL}, {@code SET_DEFAULT}, or an {@code ON DELETE} / {@code ON UPDATE}
- * action written in the key's {@code foreignKeyDefinition}; one written in a column's {@code
- * columnDefinition} is refused whatever it references) when the row it references may be deleted
- * without the tokens the fenced rows need. PostgreSQL runs such an action itself, inside the {@code
- * DELETE} of the referenced row: no statement names the fenced table, so neither an entity event
- * nor the {@code FencedDataSource} sees that fenced rows are deleted or changed (an unfenced
- * parent's delete, with no token bound, deleted its fenced children).
+ * table it owns) whose referential action writes that table ({@code ON DELETE CASCADE}, {@code SET
+ * NULL}, {@code SET DEFAULT}, or the same {@code ON UPDATE} of the referenced key) when the row it
+ * references may be deleted (or its key changed) without the tokens the fenced rows need.
+ * PostgreSQL runs such an action itself, inside the write of the referenced row: no statement names
+ * the fenced table, so neither an entity event nor the {@code FencedDataSource} sees that fenced
+ * rows are deleted or changed (an unfenced parent's delete, with no token bound, deleted its fenced
+ * children).
+ *
+ * <p>Two sources, one rule ({@link #check(Reference)}): the mapping ({@link #checkMapping}:
+ * {@code @OnDelete}, an action in a key's {@code foreignKeyDefinition}; one in a column's {@code
+ * columnDefinition} is refused whatever it references), read before Hibernate creates a schema, and
+ * the keys the database has ({@link CascadeCatalog}, read from {@code pg_catalog} once any schema
+ * management has run: the keys of the application's own migrations).
  *
  * <p>Allowed: the key that makes a row's own parts follow it (a {@code JOINED} subclass's table, a
- * secondary table, a collection table, to the owner's table: the same row, the same resource), and
- * a key of a table with one resource per table to a table every write of which needs all of that
- * table's resources.
+ * secondary table, a collection table, on its own key to one of the owner's tables: the same row,
+ * the same resource), and a key of a table with one resource per table to a table every write of
+ * which needs all of that table's resources. A table is known by its name in every schema, as
+ * {@link dev.fencing.jdbc.FencedTables} guards it; the referencing table of a key is never exempt
+ * for not being mapped: a table no fenced entity maps is written with no token at all.
  */
 final class DatabaseCascades {
   /** A referential action that writes the referencing rows, as a key's SQL may declare it. */
@@ -45,37 +52,52 @@ final class DatabaseCascades {
           "\\bon\\s+(delete|update)\\s+(cascade|set\\s+null|set\\s+default)\\b",
           Pattern.CASE_INSENSITIVE);
 
-  private DatabaseCascades() {}
+  /**
+   * A foreign key of a fenced table whose action writes it: {@code table}'s {@code columns} refer
+   * to {@code referenced}, names as they are shown; {@code action} says what and where declared.
+   */
+  record Reference(String table, List<String> columns, String referenced, String action) {}
 
   /** What a write of a table needs: fixed resources, and whether its rows name their own. */
   private static final class Guard {
     final Set<String> resources = new TreeSet<>();
     boolean perRow;
+    @Nullable String owner;
   }
 
-  /**
-   * @throws MappingException naming the entity, table and key, if a deleting action could write
-   *     fenced rows without their tokens
-   */
-  static void check(Metadata metadata, Map<String, FencedEntity> fenced) {
-    Map<Table, Guard> guards = new IdentityHashMap<>();
-    Map<Table, String> owners = new IdentityHashMap<>();
-    Map<Table, List<Set<Column>>> ownKeys = new IdentityHashMap<>();
+  /** A key of a row's own part: its columns, and the owner's tables it may refer to. */
+  private record OwnKey(Set<String> columns, Set<String> owners) {}
+
+  /** By {@link #key}: the tables the mapping fences, and their own parts' keys. */
+  private final Map<String, Guard> guards = new HashMap<>();
+
+  private final Map<String, List<OwnKey>> ownKeys = new HashMap<>();
+  private final List<Table> tables = new ArrayList<>();
+
+  // NAMEDATALEN - 1: the bytes of a name the server keeps
+  private static final int NAME_BYTES = 63;
+
+  private DatabaseCascades() {}
+
+  /** The tables {@code fenced} entities (and the collections they own) write, from the mapping. */
+  static DatabaseCascades of(Metadata metadata, Map<String, FencedEntity> fenced) {
+    DatabaseCascades cascades = new DatabaseCascades();
     for (PersistentClass entity : metadata.getEntityBindings()) {
       FencedEntity fencing = fenced.get(entity.getEntityName());
       if (fencing == null) {
         continue;
       }
-      List<Table> tables = new ArrayList<>(entity.getTableClosure());
+      Set<String> owners = new HashSet<>();
+      for (Table table : entity.getTableClosure()) {
+        owners.add(key(table));
+        cascades.guard(table, fencing);
+      }
       for (Join join : entity.getJoinClosure()) {
-        tables.add(join.getTable());
-        ownKey(ownKeys, join.getTable(), join.getKey().getColumns());
+        cascades.guard(join.getTable(), fencing);
+        cascades.ownKey(join.getTable(), join.getKey().getColumns(), owners);
       }
       if (entity instanceof JoinedSubclass) {
-        ownKey(ownKeys, entity.getTable(), entity.getKey().getColumns());
-      }
-      for (Table table : tables) {
-        guard(guards, owners, table, fencing);
+        cascades.ownKey(entity.getTable(), entity.getKey().getColumns(), owners);
       }
     }
     for (Collection collection : metadata.getCollectionBindings()) {
@@ -85,20 +107,38 @@ final class DatabaseCascades {
       for (PersistentClass entity : metadata.getEntityBindings()) {
         FencedEntity fencing = fenced.get(entity.getEntityName());
         if (fencing != null && ownsOrInherits(entity, collection.getOwner())) {
+          Set<String> owners = new HashSet<>();
+          for (Table table : entity.getTableClosure()) {
+            owners.add(key(table));
+          }
           Table table = collection.getCollectionTable();
-          guard(guards, owners, table, fencing);
-          ownKey(ownKeys, table, collection.getKey().getColumns());
+          cascades.guard(table, fencing);
+          cascades.ownKey(table, collection.getKey().getColumns(), owners);
         }
       }
     }
-    for (Map.Entry<Table, Guard> entry : guards.entrySet()) {
-      Table table = entry.getKey();
+    return cascades;
+  }
+
+  /** The names of the fenced tables, as {@link #key} makes them. */
+  Set<String> tableKeys() {
+    return Set.copyOf(guards.keySet());
+  }
+
+  /**
+   * Checks the keys the mapping declares, before Hibernate may create them.
+   *
+   * @throws MappingException naming the entity, table and key, if an action could write fenced rows
+   *     without their tokens
+   */
+  void checkMapping() {
+    for (Table table : tables) {
       for (Column column : table.getColumns()) {
         String action = written(column.getSqlType());
         if (action != null) {
           throw new MappingException(
               FencedEntity.invalid(
-                      owners.get(table),
+                      guards.get(key(table)).owner,
                       "the definition of column "
                           + column.getName()
                           + " of table "
@@ -116,37 +156,93 @@ final class DatabaseCascades {
       }
       for (ForeignKey key : table.getForeignKeyCollection()) {
         String action = action(key);
-        if (action == null) {
-          continue;
+        if (action != null) {
+          check(
+              new Reference(
+                  stored(table.getName(), table.isQuoted()),
+                  names(key.getColumns()),
+                  stored(key.getReferencedTable().getName(), key.getReferencedTable().isQuoted()),
+                  action));
         }
-        if (isOwnKey(ownKeys, table, key) || covers(guards.get(key.getReferencedTable()), entry)) {
-          continue;
-        }
-        throw new MappingException(
-            FencedEntity.invalid(
-                    owners.get(table),
-                    "the foreign key of table "
-                        + table.getName()
-                        + " on "
-                        + names(key.getColumns())
-                        + " to table "
-                        + key.getReferencedTable().getName()
-                        + " is "
-                        + action
-                        + ": PostgreSQL would write fenced rows of "
-                        + table.getName()
-                        + " when a row of "
-                        + key.getReferencedTable().getName()
-                        + " is deleted (or its key changed), a write that does not need their"
-                        + " tokens; drop the action and use cascade = CascadeType.REMOVE or"
-                        + " orphanRemoval (Hibernate deletes each row, fenced)"
-                        + (entry.getValue().perRow
-                            ? " (a table whose rows name their own resources takes no database"
-                                + " action from another row)"
-                            : ", or fence the referenced entity with the same resource"))
-                .getMessage());
       }
     }
+  }
+
+  /**
+   * Refuses {@code reference} unless it is a row's own part's key, or every write of the referenced
+   * table needs every token a write of the referencing one does.
+   *
+   * @throws MappingException naming the entity, table and key
+   */
+  void check(Reference reference) {
+    Guard guard = guards.get(key(reference.table()));
+    if (guard == null
+        || isOwnKey(reference)
+        || covers(guards.get(key(reference.referenced())), guard)) {
+      return;
+    }
+    throw new MappingException(
+        FencedEntity.invalid(
+                guard.owner,
+                "the foreign key of table "
+                    + reference.table()
+                    + " on "
+                    + reference.columns()
+                    + " to table "
+                    + reference.referenced()
+                    + " is "
+                    + reference.action()
+                    + ": PostgreSQL would write fenced rows of "
+                    + reference.table()
+                    + " when a row of "
+                    + reference.referenced()
+                    + " is deleted (or its key changed), a write that does not need their"
+                    + " tokens; drop the action and use cascade = CascadeType.REMOVE or"
+                    + " orphanRemoval (Hibernate deletes each row, fenced)"
+                    + (guard.perRow
+                        ? " (a table whose rows name their own resources takes no database"
+                            + " action from another row)"
+                        : ", or fence the referenced entity with the same resource"))
+            .getMessage());
+  }
+
+  /**
+   * A table's or column's name as stored ({@link #stored}) as compared here: as {@link
+   * dev.fencing.jdbc.FencedTables} matches a declared table and a written one, its non-ASCII
+   * letters in lower case, cut to the 63 bytes the server keeps; without schema, as there.
+   */
+  static String key(String stored) {
+    int bytes = 0;
+    StringBuilder key = new StringBuilder();
+    for (int i = 0; i < stored.length(); ) {
+      int c = stored.codePointAt(i);
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+      if (bytes > NAME_BYTES) {
+        break;
+      }
+      key.appendCodePoint(c < 0x80 ? c : Character.toLowerCase(c));
+      i += Character.charCount(c);
+    }
+    return key.toString();
+  }
+
+  /** The name the server stores for a name the mapping gives: quoted as it is, else folded. */
+  private static String stored(String name, boolean quoted) {
+    if (quoted) {
+      return name;
+    }
+    StringBuilder folded = new StringBuilder(name);
+    for (int i = 0; i < folded.length(); i++) {
+      char c = folded.charAt(i);
+      if (c >= 'A' && c <= 'Z') {
+        folded.setCharAt(i, (char) (c + ('a' - 'A')));
+      }
+    }
+    return folded.toString();
+  }
+
+  private static String key(Table table) {
+    return key(stored(table.getName(), table.isQuoted()));
   }
 
   /**
@@ -173,10 +269,16 @@ final class DatabaseCascades {
         : null;
   }
 
-  private static void guard(
-      Map<Table, Guard> guards, Map<Table, String> owners, Table table, FencedEntity fencing) {
-    Guard guard = guards.computeIfAbsent(table, t -> new Guard());
-    owners.putIfAbsent(table, fencing.entityName());
+  private void guard(Table table, FencedEntity fencing) {
+    Guard guard = guards.get(key(table));
+    if (guard == null) {
+      guard = new Guard();
+      guard.owner = fencing.entityName();
+      guards.put(key(table), guard);
+    }
+    if (!tables.contains(table)) {
+      tables.add(table);
+    }
     if (fencing.attribute() == null) {
       guard.resources.add(fencing.fixedResource());
     } else {
@@ -184,26 +286,36 @@ final class DatabaseCascades {
     }
   }
 
-  private static void ownKey(Map<Table, List<Set<Column>>> ownKeys, Table table, List<Column> key) {
-    ownKeys.computeIfAbsent(table, t -> new ArrayList<>()).add(new HashSet<>(key));
+  private void ownKey(Table table, List<Column> columns, Set<String> owners) {
+    Set<String> names = new HashSet<>();
+    for (String name : names(columns)) { // stored names
+      names.add(key(name));
+    }
+    ownKeys.computeIfAbsent(key(table), t -> new ArrayList<>()).add(new OwnKey(names, owners));
   }
 
-  private static boolean isOwnKey(
-      Map<Table, List<Set<Column>>> ownKeys, Table table, ForeignKey k) {
-    List<Set<Column>> keys = ownKeys.get(table);
-    return keys != null && keys.contains(new HashSet<>(k.getColumns()));
+  private boolean isOwnKey(Reference reference) {
+    Set<String> columns = new HashSet<>();
+    for (String column : reference.columns()) {
+      columns.add(key(column));
+    }
+    for (OwnKey own : ownKeys.getOrDefault(key(reference.table()), List.of())) {
+      if (own.columns().equals(columns) && own.owners().contains(key(reference.referenced()))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
    * Whether every write of the referenced table needs every token a write of the fenced one does:
    * only for a table with fixed resources (a per-row table's row names its own).
    */
-  private static boolean covers(Guard referenced, Map.Entry<Table, Guard> fenced) {
-    Guard guard = fenced.getValue();
+  private static boolean covers(@Nullable Guard referenced, Guard fenced) {
     return referenced != null
-        && !guard.perRow
+        && !fenced.perRow
         && !referenced.perRow
-        && referenced.resources.containsAll(guard.resources);
+        && referenced.resources.containsAll(fenced.resources);
   }
 
   private static boolean ownsOrInherits(PersistentClass entity, PersistentClass owner) {
@@ -218,7 +330,7 @@ final class DatabaseCascades {
   private static List<String> names(List<Column> columns) {
     List<String> names = new ArrayList<>();
     for (Column column : columns) {
-      names.add(column.getName());
+      names.add(stored(column.getName(), column.isQuoted()));
     }
     return names;
   }

@@ -1,0 +1,145 @@
+package dev.fencing.jpa;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.hibernate.SessionFactory;
+import org.hibernate.SessionFactoryObserver;
+import org.hibernate.engine.jdbc.connections.spi.JdbcConnectionAccess;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads, once the {@code SessionFactory} is built, the foreign keys the database has on the tables
+ * the mapping fences whose {@code ON DELETE} or {@code ON UPDATE} action writes them ({@code
+ * pg_catalog.pg_constraint}'s {@code confdeltype} / {@code confupdtype}), and applies {@link
+ * DatabaseCascades#check} to each: the keys the application's own migrations (Flyway, Liquibase, a
+ * script) declared, which the mapping knows nothing of, as well as those Hibernate created.
+ *
+ * <p>It runs as a {@code SessionFactoryObserver} registered by {@link FencingIntegrator}, after
+ * Hibernate's schema management ({@code hibernate.hbm2ddl.auto}, {@code
+ * jakarta.persistence.schema-generation.database.action}), whose observer Hibernate registers
+ * before any integrator runs: with {@code create}, it reads the schema just created, not the one
+ * dropped. A refusal fails the {@code SessionFactory}'s construction (Hibernate closes it). A key
+ * added after start (a migration run later) is seen at the next start only.
+ *
+ * <p>Tables are matched by name in every schema (other sessions' temporary tables aside), as {@link
+ * dev.fencing.jdbc.FencedTables} matches a written table to a declared one: a write of any table of
+ * a fenced table's name needs its tokens, so a key of any of them is checked (a refusal names the
+ * schema). The match is made here, by those rules, not by the server's (whose folding of non-ASCII
+ * letters depends on the encoding and collation): every key with a writing action is read. Every
+ * name in the query is qualified by {@code pg_catalog}: no object of the application's schemas, nor
+ * the session's {@code search_path}, answers for one.
+ */
+final class CascadeCatalog implements SessionFactoryObserver {
+  private static final String KEYS =
+      "SELECT k.conname, n.nspname, c.relname,"
+          + " ARRAY(SELECT a.attname::pg_catalog.text"
+          + " FROM pg_catalog.unnest(k.conkey) WITH ORDINALITY AS u(attnum, i)"
+          + " JOIN pg_catalog.pg_attribute a"
+          + " ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid"
+          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i),"
+          + " r.relname, k.confdeltype, k.confupdtype"
+          + " FROM pg_catalog.pg_constraint k"
+          + " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.conrelid"
+          + " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
+          + " JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) k.confrelid"
+          + " WHERE k.contype OPERATOR(pg_catalog.=) 'f'"
+          // a partition's copy of a partitioned table's key: its parent's is read
+          + " AND k.conparentid OPERATOR(pg_catalog.=) 0"
+          + " AND (k.confdeltype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[])"
+          + " OR k.confupdtype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[]))"
+          + " AND NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)"
+          + " ORDER BY n.nspname, c.relname, k.conname";
+
+  private final transient DatabaseCascades cascades;
+
+  CascadeCatalog(DatabaseCascades cascades) {
+    this.cascades = cascades;
+  }
+
+  @Override
+  public void sessionFactoryCreated(SessionFactory factory) {
+    if (cascades.tableKeys().isEmpty()) {
+      return;
+    }
+    JdbcConnectionAccess access =
+        ((SessionFactoryImplementor) factory).getJdbcServices().getBootstrapJdbcConnectionAccess();
+    List<DatabaseCascades.Reference> references;
+    try {
+      Connection connection = access.obtainConnection();
+      try {
+        references = read(connection);
+      } finally {
+        access.releaseConnection(connection);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "fencing-jpa could not read the foreign keys of the tables of @Fenced entities from"
+              + " pg_catalog (it must, to refuse a database cascade that would write fenced rows"
+              + " without their tokens)",
+          e);
+    }
+    references.forEach(cascades::check);
+  }
+
+  /** The writing actions of the keys of the fenced tables, one per action. */
+  private List<DatabaseCascades.Reference> read(Connection connection) throws SQLException {
+    List<DatabaseCascades.Reference> references = new ArrayList<>();
+    boolean autoCommit = connection.getAutoCommit();
+    try (PreparedStatement statement = connection.prepareStatement(KEYS)) {
+      Set<String> fenced = cascades.tableKeys();
+      try (ResultSet rows = statement.executeQuery()) {
+        while (rows.next()) {
+          if (!fenced.contains(DatabaseCascades.key(rows.getString(3)))) {
+            continue; // matched here, as FencedTables matches names (not by the server's rules)
+          }
+          String where =
+              " (constraint "
+                  + rows.getString(1)
+                  + " of "
+                  + rows.getString(2)
+                  + "."
+                  + rows.getString(3)
+                  + ", in the database)";
+          List<String> columns = List.of((String[]) rows.getArray(4).getArray());
+          for (String[] action :
+              new String[][] {
+                {"ON DELETE ", rows.getString(6)}, {"ON UPDATE ", rows.getString(7)}
+              }) {
+            String written = written(action[1]);
+            if (written != null) {
+              references.add(
+                  new DatabaseCascades.Reference(
+                      rows.getString(3), columns, rows.getString(5), action[0] + written + where));
+            }
+          }
+        }
+      }
+    } finally {
+      if (!autoCommit) {
+        connection.rollback(); // a read: end the transaction it began
+      }
+    }
+    return references;
+  }
+
+  /** The action a {@code confdeltype} / {@code confupdtype} code names, if it writes; else null. */
+  private static @Nullable String written(String code) {
+    return switch (code) {
+      case "c" -> "CASCADE";
+      case "n" -> "SET NULL";
+      case "d" -> "SET DEFAULT";
+      default -> null;
+    };
+  }
+
+  @Override
+  public String toString() {
+    return "fencing-jpa's check of the database's cascades into fenced tables";
+  }
+}

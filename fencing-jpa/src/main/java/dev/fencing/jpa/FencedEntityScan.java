@@ -1,0 +1,182 @@
+package dev.fencing.jpa;
+
+import jakarta.persistence.EntityListeners;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.hibernate.MappingException;
+import org.hibernate.boot.Metadata;
+import org.hibernate.mapping.BasicValue;
+import org.hibernate.mapping.Column;
+import org.hibernate.mapping.Join;
+import org.hibernate.mapping.PersistentClass;
+import org.hibernate.mapping.Property;
+import org.hibernate.mapping.Selectable;
+import org.hibernate.mapping.SimpleValue;
+import org.hibernate.mapping.Table;
+import org.hibernate.mapping.Value;
+
+/**
+ * Finds and validates, for {@link FencingIntegrator}, the {@link Fenced} entities of a mapping (and
+ * the entities listing {@link FencedEntityListener}), failing naming the entity.
+ */
+final class FencedEntityScan {
+  private FencedEntityScan() {}
+
+  /** The fenced entities by entity name, validated. */
+  static Map<String, FencedEntity> scan(Metadata metadata) {
+    Map<String, FencedEntity> fenced = new HashMap<>();
+    for (PersistentClass entity : metadata.getEntityBindings()) {
+      if (entity.getClassName() == null) {
+        continue; // a dynamic (map) entity has no class to annotate
+      }
+      Class<?> type = entity.getMappedClass();
+      String name = entity.getEntityName();
+      FencedEntity fencing;
+      try {
+        fencing = FencedEntity.of(type, name);
+        if (fencing == null) {
+          requireNoFencedEntityListener(type, name);
+          continue;
+        }
+        String attribute = fencing.attribute();
+        if (attribute != null) {
+          requireBasicAttribute(entity, attribute);
+        }
+      } catch (IllegalArgumentException e) {
+        throw new MappingException(e.getMessage(), e);
+      }
+      fenced.put(name, fencing);
+    }
+    return Map.copyOf(fenced);
+  }
+
+  private static void requireBasicAttribute(PersistentClass entity, String attribute) {
+    Property property = null;
+    List<String> names = new ArrayList<>();
+    if (entity.hasIdentifierProperty()) {
+      names.add(entity.getIdentifierProperty().getName());
+      if (entity.getIdentifierProperty().getName().equals(attribute)) {
+        property = entity.getIdentifierProperty();
+      }
+    }
+    for (Property p : entity.getPropertyClosure()) {
+      names.add(p.getName());
+      if (p.getName().equals(attribute)) {
+        property = p;
+      }
+    }
+    if (property == null) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(), "attribute " + attribute + " does not exist; it has " + names);
+    }
+    if (!(property.getValue() instanceof BasicValue value)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + " is not a basic attribute (a column value); an association, collection or"
+              + " embeddable cannot name a resource");
+    }
+    for (Column column : value.hasFormula() ? List.<Column>of() : value.getColumns()) {
+      // The listener judges the attribute's value; an SQL expression would give the column (or
+      // the loaded state) another one: the row would belong to another resource than the judged.
+      if (column.getCustomWrite() != null
+          || column.getCustomRead() != null
+          || column.getAssignmentExpression() != null) {
+        throw FencedEntity.invalid(
+            entity.getEntityName(),
+            "attribute "
+                + attribute
+                + "'s column "
+                + column.getName()
+                + " is written or read through an SQL expression (@ColumnTransformer), so the"
+                + " row's column may hold another resource than the attribute");
+      }
+    }
+    if (property == entity.getIdentifierProperty()) {
+      return; // the row the statement writes is the one its identifier names
+    }
+    // The listener judges a write by the attribute's value in the entity: that must be the value
+    // the row's column gets. A formula, a column the attribute does not insert, or one another
+    // attribute writes (a read-only copy of an association's foreign key) could hold another
+    // resource than the one the row is written with.
+    if (value.hasFormula() || value.getColumns().size() != 1) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute " + attribute + " is not mapped to one column (a @Formula is never written)");
+    }
+    Column column = value.getColumns().get(0);
+    if (!property.isInsertable() || !value.isColumnInsertable(0)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + " is not insertable, so the row's column "
+              + column.getName()
+              + " may hold another resource than the attribute; make the @Fenced attribute the"
+              + " mapping that writes the column");
+    }
+    List<Property> others = new ArrayList<>();
+    if (entity.hasIdentifierProperty()) {
+      others.add(entity.getIdentifierProperty());
+    }
+    others.addAll(entity.getPropertyClosure());
+    for (Join join : entity.getJoinClosure()) {
+      others.addAll(join.getProperties());
+    }
+    for (Property other : others) {
+      if (other != property && writesColumn(other, value.getTable(), column)) {
+        throw FencedEntity.invalid(
+            entity.getEntityName(),
+            "attribute "
+                + attribute
+                + "'s column "
+                + column.getName()
+                + " is also written by attribute "
+                + other.getName()
+                + ", so the row's column may hold another resource than the attribute; make"
+                + " the other mapping read-only (insertable = false, updatable = false)");
+      }
+    }
+  }
+
+  /** Whether {@code property} inserts or updates {@code column} of {@code table}. */
+  private static boolean writesColumn(Property property, Table table, Column column) {
+    Value value = property.getValue();
+    if (value.getTable() != table || !(property.isInsertable() || property.isUpdatable())) {
+      return false;
+    }
+    List<Selectable> selectables = value.getSelectables();
+    for (int i = 0; i < selectables.size(); i++) {
+      if (selectables.get(i) instanceof Column c && c.equals(column)) {
+        if (!(value instanceof SimpleValue simple)
+            || i >= simple.getColumnInsertability().length
+            || i >= simple.getColumnUpdateability().length) {
+          return true; // cannot tell: it may
+        }
+        if ((property.isInsertable() && simple.isColumnInsertable(i))
+            || (property.isUpdatable() && simple.isColumnUpdateable(i))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static void requireNoFencedEntityListener(Class<?> type, String name) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      EntityListeners listeners = c.getAnnotation(EntityListeners.class);
+      if (listeners != null
+          && Arrays.asList(listeners.value()).contains(FencedEntityListener.class)) {
+        throw new IllegalArgumentException(
+            "entity "
+                + name
+                + " lists FencedEntityListener but is not annotated @Fenced, so its resource is"
+                + " unknown");
+      }
+    }
+  }
+}
