@@ -282,6 +282,16 @@ public final class EtcdFencedLock implements FencedLock {
         + "]";
   }
 
+  /**
+   * {@code fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
+   * ({@code %} is not a resource character, so distinct resources get distinct names): etcd's lock
+   * waits for every key under {@code <name>/}, and {@code fencing/locks/a/} would take in the keys
+   * of {@code a/b}'s holders, so that a holder of {@code a/b} kept {@code a} from being acquired.
+   */
+  static String defaultLockName(String resource) {
+    return "fencing/locks/" + resource.replace("/", "%2F");
+  }
+
   private static long saturatedNanos(Duration d) {
     try {
       return d.toNanos();
@@ -305,8 +315,9 @@ public final class EtcdFencedLock implements FencedLock {
     }
 
     /**
-     * The etcd lock name (default {@code fencing/locks/<resource>}). Every client locking the
-     * resource must use the same name.
+     * The etcd lock name (default {@code fencing/locks/<resource>}, each {@code /} of the resource
+     * written {@code %2F}). Every client locking the resource must use the same name. No lock's
+     * {@code <name>/} may begin another's: etcd's lock waits for every key under {@code <name>/}.
      */
     public Builder lockName(String lockName) {
       Objects.requireNonNull(lockName, "lockName");
@@ -361,7 +372,7 @@ public final class EtcdFencedLock implements FencedLock {
      */
     public EtcdFencedLock build() {
       FencingToken.requireValidResource(resource);
-      return new EtcdFencedLock(this, lockName != null ? lockName : "fencing/locks/" + resource);
+      return new EtcdFencedLock(this, lockName != null ? lockName : defaultLockName(resource));
     }
   }
 }

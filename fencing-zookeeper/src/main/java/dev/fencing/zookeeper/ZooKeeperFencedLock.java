@@ -63,6 +63,10 @@ import org.jspecify.annotations.Nullable;
  *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
+ * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session) is not held:
+ * the next {@link #tryAcquire} on the acquiring thread forgets it and acquires anew; while
+ * disconnected the client cannot know, and the lock still counts as held.
+ *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
  * concurrent holder. {@code close()} releases and also stops the object.
@@ -114,8 +118,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
     Holding current = holding;
     if (current != null) {
-      throw new IllegalStateException(
-          "lock on " + resource + " is already held with token " + current.token());
+      forgetLost(current);
     }
     boolean acquired;
     try {
@@ -231,6 +234,47 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
+  /**
+   * Forgets a holding whose session ZooKeeper ended (the client is connected in another session):
+   * its node went with the session, so it is not held. Anything else, or a lost holding asked about
+   * on another thread than the one that acquired (Curator's mutex keeps it per thread), is refused.
+   */
+  private void forgetLost(Holding h) {
+    if (!sessionEnded(h)) {
+      throw new IllegalStateException(
+          "lock on " + resource + " is already held with token " + h.token());
+    }
+    if (!mutex.isOwnedByCurrentThread()) {
+      throw new IllegalStateException(
+          "lock on "
+              + resource
+              + ": the ZooKeeper session that held it with token "
+              + h.token()
+              + " ended; acquire again, or release(), on the thread that acquired it (Curator's"
+              + " mutex is per thread)");
+    }
+    holding = null;
+    try {
+      mutex.release(); // the node is gone with its session: this only clears Curator's record
+    } catch (Exception e) {
+      // the session ended, so ZooKeeper deleted the node whatever this delete did
+    }
+  }
+
+  /** Whether the client is connected in another session than the one {@code h} was taken in. */
+  private boolean sessionEnded(Holding h) {
+    CuratorZookeeperClient zk = client.getZookeeperClient();
+    if (!zk.isConnected()) {
+      return false; // cannot know: the session may live on
+    }
+    try {
+      long session = zk.getZooKeeper().getSessionId();
+      return session != 0 && session != h.sessionId();
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
   private boolean holds(Holding h) {
     CuratorZookeeperClient zk = client.getZookeeperClient();
     if (!zk.isConnected()) {
@@ -259,6 +303,16 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
+  /**
+   * {@code /fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
+   * ({@code %} is not a resource character, so distinct resources get distinct paths): the lock of
+   * {@code a/b} is a sibling of the lock of {@code a}, never a child of it, where Curator's mutex
+   * would sort it among {@code a}'s lock nodes (a child {@code 0} before all of them).
+   */
+  static String defaultLockPath(String resource) {
+    return "/fencing/locks/" + resource.replace("/", "%2F");
+  }
+
   /** Configuration of a {@link ZooKeeperFencedLock}; validated by {@link #build()}. */
   public static final class Builder {
     private final CuratorFramework client;
@@ -272,7 +326,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
 
     /**
      * The ZooKeeper path under which contenders create their lock nodes (default {@code
-     * /fencing/locks/<resource>}). Every client locking the resource must use the same path.
+     * /fencing/locks/<resource>}, each {@code /} of the resource written {@code %2F}). Every client
+     * locking the resource must use the same path. The path of one lock must not lie under
+     * another's: Curator's mutex counts every child of its path as a contender.
      */
     public Builder lockPath(String lockPath) {
       this.lockPath = Objects.requireNonNull(lockPath, "lockPath");
@@ -287,7 +343,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
      */
     public ZooKeeperFencedLock build() {
       FencingToken.requireValidResource(resource);
-      String path = lockPath != null ? lockPath : "/fencing/locks/" + resource;
+      String path = lockPath != null ? lockPath : defaultLockPath(resource);
       try {
         PathUtils.validatePath(path);
       } catch (IllegalArgumentException e) {
