@@ -8,9 +8,14 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.Watcher.Event.EventType;
 import org.apache.zookeeper.common.PathUtils;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
@@ -63,9 +68,10 @@ import org.jspecify.annotations.Nullable;
  *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
- * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session) is not held:
- * the next {@link #tryAcquire} on the acquiring thread forgets it and acquires anew; while
- * disconnected the client cannot know, and the lock still counts as held.
+ * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session), or whose
+ * lock node another client deleted (a watch on the node tells), is not held: the next {@link
+ * #tryAcquire} on the acquiring thread forgets it and acquires anew; while disconnected the client
+ * cannot know, and the lock still counts as held.
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
@@ -80,7 +86,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
 
-  private record Holding(FencingToken token, long sessionId, String node) {}
+  /** {@code dropped}: ZooKeeper told the watch on the node that it was deleted. */
+  private record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dropped) {}
 
   private ZooKeeperFencedLock(CuratorFramework client, String resource, String lockPath) {
     this.client = client;
@@ -219,14 +226,15 @@ public final class ZooKeeperFencedLock implements FencedLock {
     String node = mutex.node();
     try {
       long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-      Stat stat = client.checkExists().forPath(node);
+      AtomicBoolean dropped = new AtomicBoolean();
+      Stat stat = client.checkExists().usingWatcher(watchDeletion(node, dropped)).forPath(node);
       if (stat == null || stat.getEphemeralOwner() != session) {
         throw new FencedLockException(
             "lock node "
                 + node
                 + " is gone right after acquisition: the ZooKeeper session ended; not held");
       }
-      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node);
+      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
     } catch (InterruptedException | FencedLockException e) {
       throw e;
     } catch (Exception e) {
@@ -240,7 +248,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
    * on another thread than the one that acquired (Curator's mutex keeps it per thread), is refused.
    */
   private void forgetLost(Holding h) {
-    if (!sessionEnded(h)) {
+    if (!h.dropped().get() && !sessionEnded(h)) {
       throw new IllegalStateException(
           "lock on " + resource + " is already held with token " + h.token());
     }
@@ -250,15 +258,46 @@ public final class ZooKeeperFencedLock implements FencedLock {
               + resource
               + ": the ZooKeeper session that held it with token "
               + h.token()
-              + " ended; acquire again, or release(), on the thread that acquired it (Curator's"
-              + " mutex is per thread)");
+              + " ended, or its lock node was deleted; acquire again, or release(), on the thread"
+              + " that acquired it (Curator's mutex is per thread)");
     }
     holding = null;
     try {
-      mutex.release(); // the node is gone with its session: this only clears Curator's record
+      mutex.release(); // the node is gone: this only clears Curator's record
     } catch (Exception e) {
-      // the session ended, so ZooKeeper deleted the node whatever this delete did
+      // the node was deleted (or its session ended) whatever this delete did
     }
+  }
+
+  /**
+   * A watch on the held node: its deletion by anyone but this holder (an operator kicking a stuck
+   * holder) drops the holding, as the next contender then holds the lock. Other node events re-arm
+   * it (a watch fires once); connection events leave it (ZooKeeper re-sets it on reconnecting).
+   */
+  private Watcher watchDeletion(String node, AtomicBoolean dropped) {
+    return new Watcher() {
+      @Override
+      public void process(WatchedEvent event) {
+        if (event.getType() == EventType.NodeDeleted) {
+          dropped.set(true);
+        } else if (event.getType() != EventType.None && !dropped.get()) {
+          try {
+            client
+                .checkExists()
+                .usingWatcher(this)
+                .inBackground(
+                    (c, e) -> {
+                      if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                        dropped.set(true);
+                      }
+                    })
+                .forPath(node);
+          } catch (Exception e) {
+            // not re-armed: isHeld() then relies on the session alone, as before the watch
+          }
+        }
+      }
+    };
   }
 
   /** Whether the client is connected in another session than the one {@code h} was taken in. */
@@ -276,6 +315,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
   }
 
   private boolean holds(Holding h) {
+    if (h.dropped().get()) {
+      return false;
+    }
     CuratorZookeeperClient zk = client.getZookeeperClient();
     if (!zk.isConnected()) {
       return false;

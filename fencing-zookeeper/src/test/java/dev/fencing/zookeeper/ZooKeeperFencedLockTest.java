@@ -229,6 +229,33 @@ class ZooKeeperFencedLockTest {
     }
   }
 
+  /**
+   * The lock node deleted by someone else (an operator kicking a stuck holder): ZooKeeper dropped
+   * the lock and the next contender holds it. The holder is told by a watch on its node: isHeld()
+   * turns false (it stayed true for as long as the session lived), and the next acquisition
+   * acquires anew.
+   */
+  @Test
+  void aLockNodeDeletedByAnotherClientIsNoLongerHeld() throws Exception {
+    CuratorFramework clientA = client();
+    CuratorFramework clientB = client();
+    try (ZooKeeperFencedLock lockA = lock(clientA);
+        ZooKeeperFencedLock lockB = lock(clientB)) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      String node = clientB.getChildren().forPath(lockA.lockPath()).get(0);
+      clientB.delete().forPath(lockA.lockPath() + "/" + node);
+      FencingToken tokenB = lockB.acquire(PATIENCE);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      await().atMost(PATIENCE).until(() -> !lockA.isHeld());
+      assertThat(lockA.token()).isEmpty();
+      assertThat(lockB.isHeld()).isTrue();
+      lockB.release();
+      FencingToken again = lockA.acquire(PATIENCE);
+      assertThat(again.value()).isGreaterThan(tokenB.value());
+      assertThat(lockA.isHeld()).isTrue();
+    }
+  }
+
   /** Lost on one thread, asked on another: Curator's mutex is per thread; said clearly. */
   @Test
   void aLostHoldingIsForgottenOnlyOnTheAcquiringThread() throws Exception {
