@@ -12,10 +12,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.Watcher.Event.EventType;
 import org.apache.zookeeper.common.PathUtils;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
@@ -227,7 +223,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
     try {
       long session = client.getZookeeperClient().getZooKeeper().getSessionId();
       AtomicBoolean dropped = new AtomicBoolean();
-      Stat stat = client.checkExists().usingWatcher(watchDeletion(node, dropped)).forPath(node);
+      Stat stat =
+          client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
       if (stat == null || stat.getEphemeralOwner() != session) {
         throw new FencedLockException(
             "lock node "
@@ -267,37 +264,6 @@ public final class ZooKeeperFencedLock implements FencedLock {
     } catch (Exception e) {
       // the node was deleted (or its session ended) whatever this delete did
     }
-  }
-
-  /**
-   * A watch on the held node: its deletion by anyone but this holder (an operator kicking a stuck
-   * holder) drops the holding, as the next contender then holds the lock. Other node events re-arm
-   * it (a watch fires once); connection events leave it (ZooKeeper re-sets it on reconnecting).
-   */
-  private Watcher watchDeletion(String node, AtomicBoolean dropped) {
-    return new Watcher() {
-      @Override
-      public void process(WatchedEvent event) {
-        if (event.getType() == EventType.NodeDeleted) {
-          dropped.set(true);
-        } else if (event.getType() != EventType.None && !dropped.get()) {
-          try {
-            client
-                .checkExists()
-                .usingWatcher(this)
-                .inBackground(
-                    (c, e) -> {
-                      if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                        dropped.set(true);
-                      }
-                    })
-                .forPath(node);
-          } catch (Exception e) {
-            // not re-armed: isHeld() then relies on the session alone, as before the watch
-          }
-        }
-      }
-    };
   }
 
   /** Whether the client is connected in another session than the one {@code h} was taken in. */
