@@ -40,6 +40,7 @@ final class Acquisition {
   private final long ttlSeconds;
   private final Duration requestTimeout;
   private final LongSupplier nanoTime;
+  private final boolean watchKey;
   private final long deadline; // System.nanoTime()
 
   Acquisition(
@@ -49,6 +50,7 @@ final class Acquisition {
       long ttlSeconds,
       Duration requestTimeout,
       LongSupplier nanoTime,
+      boolean watchKey,
       long waitNanos) {
     this.client = client;
     this.resource = resource;
@@ -56,6 +58,7 @@ final class Acquisition {
     this.ttlSeconds = ttlSeconds;
     this.requestTimeout = requestTimeout;
     this.nanoTime = nanoTime;
+    this.watchKey = watchKey;
     this.deadline = System.nanoTime() + Math.min(waitNanos, LONGEST_WAIT);
   }
 
@@ -135,6 +138,9 @@ final class Acquisition {
               + " ended; not held");
     }
     requireAlive(h); // the lock call or the read-back may have outlasted the lease
+    if (watchKey) {
+      h.watchKey(key, read.getHeader().getRevision() + 1); // a deletion after the read ends it
+    }
     h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
     return true;
   }

@@ -52,6 +52,9 @@ import org.jspecify.annotations.Nullable;
  *       unanswered for a whole TTL from when it was sent (etcd hung, the network silently dropping
  *       packets), with no later keep-alive confirmed meanwhile, ends the holding as lost, for good:
  *       {@link #isHeld()} stays false and no more keep-alives are sent.
+ *   <li><b>Key deleted.</b> A watch on the lock key ends the holding as lost when the key is
+ *       deleted by anyone (another client kicking a stuck holder while its lease lives): the next
+ *       contender then holds the lock, and {@link #isHeld()} turns false.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists, belongs to this lease, and the lease is still known alive (a lease lost
  *       during the wait ends the acquisition with {@link FencedLockException}).
@@ -78,6 +81,7 @@ public final class EtcdFencedLock implements FencedLock {
   private final long ttlSeconds;
   private final Duration requestTimeout;
   private final LongSupplier nanoTime;
+  private final boolean watchKey;
   private final Object guard = new Object();
   private volatile @Nullable LeaseHolding holding;
   private volatile @Nullable LeaseHolding acquiring; // between the grant and the return
@@ -90,6 +94,7 @@ public final class EtcdFencedLock implements FencedLock {
     this.ttlSeconds = builder.leaseTtl.toSeconds();
     this.requestTimeout = builder.requestTimeout;
     this.nanoTime = builder.nanoTime;
+    this.watchKey = builder.watchKey;
   }
 
   /**
@@ -173,6 +178,7 @@ public final class EtcdFencedLock implements FencedLock {
                   ttlSeconds,
                   requestTimeout,
                   nanoTime,
+                  watchKey,
                   saturatedNanos(wait))
               .run(h -> acquiring = h);
       holding = acquired.orElse(null);
@@ -282,6 +288,16 @@ public final class EtcdFencedLock implements FencedLock {
         + "]";
   }
 
+  /**
+   * {@code fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
+   * ({@code %} is not a resource character, so distinct resources get distinct names): etcd's lock
+   * waits for every key under {@code <name>/}, and {@code fencing/locks/a/} would take in the keys
+   * of {@code a/b}'s holders, so that a holder of {@code a/b} kept {@code a} from being acquired.
+   */
+  static String defaultLockName(String resource) {
+    return "fencing/locks/" + resource.replace("/", "%2F");
+  }
+
   private static long saturatedNanos(Duration d) {
     try {
       return d.toNanos();
@@ -298,6 +314,7 @@ public final class EtcdFencedLock implements FencedLock {
     private Duration leaseTtl = Duration.ofSeconds(10);
     private Duration requestTimeout = Duration.ofSeconds(10);
     private LongSupplier nanoTime = System::nanoTime;
+    private boolean watchKey = true;
 
     private Builder(Client client, String resource) {
       this.client = Objects.requireNonNull(client, "client");
@@ -305,8 +322,9 @@ public final class EtcdFencedLock implements FencedLock {
     }
 
     /**
-     * The etcd lock name (default {@code fencing/locks/<resource>}). Every client locking the
-     * resource must use the same name.
+     * The etcd lock name (default {@code fencing/locks/<resource>}, each {@code /} of the resource
+     * written {@code %2F}). Every client locking the resource must use the same name. No lock's
+     * {@code <name>/} may begin another's: etcd's lock waits for every key under {@code <name>/}.
      */
     public Builder lockName(String lockName) {
       Objects.requireNonNull(lockName, "lockName");
@@ -355,13 +373,22 @@ public final class EtcdFencedLock implements FencedLock {
     }
 
     /**
+     * Whether a holding watches its lock key (default true): off only in tests of the keep-alive's
+     * own reckoning, which the watch would otherwise overtake.
+     */
+    Builder watchKey(boolean watchKey) {
+      this.watchKey = watchKey;
+      return this;
+    }
+
+    /**
      * Builds the lock (nothing is sent to etcd yet).
      *
      * @throws IllegalArgumentException if the resource name is malformed
      */
     public EtcdFencedLock build() {
       FencingToken.requireValidResource(resource);
-      return new EtcdFencedLock(this, lockName != null ? lockName : "fencing/locks/" + resource);
+      return new EtcdFencedLock(this, lockName != null ? lockName : defaultLockName(resource));
     }
   }
 }

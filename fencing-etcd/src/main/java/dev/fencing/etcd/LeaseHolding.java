@@ -2,9 +2,13 @@ package dev.fencing.etcd;
 
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -36,6 +40,7 @@ final class LeaseHolding {
   private volatile boolean ended;
   private volatile @Nullable ScheduledFuture<?> keepAlives;
   private volatile long confirmedUntil; // written under synchronized (this)
+  private volatile Watch.@Nullable Watcher keyWatch;
 
   LeaseHolding(
       Client client, LongSupplier nanoTime, long leaseId, long ttlNanos, long confirmedUntil) {
@@ -104,6 +109,36 @@ final class LeaseHolding {
         .exceptionally(failure -> null);
   }
 
+  /**
+   * Watches the lock key from {@code fromRevision} on: its deletion by anyone (another client
+   * deleting it to kick this holder, the lease's end) ends the holding as lost, since the next
+   * contender then holds the lock. Without a watch (etcd refused to start one) the lease alone
+   * decides, as before.
+   */
+  void watchKey(ByteSequence key, long fromRevision) {
+    try {
+      Watch.Watcher w =
+          client
+              .getWatchClient()
+              .watch(
+                  key,
+                  WatchOption.builder().withRevision(fromRevision).withNoPut(true).build(),
+                  response -> {
+                    for (WatchEvent e : response.getEvents()) {
+                      if (e.getEventType() == WatchEvent.EventType.DELETE) {
+                        lose();
+                      }
+                    }
+                  });
+      keyWatch = w;
+      if (lost) {
+        w.close(); // lost meanwhile: lose() may have missed it
+      }
+    } catch (RuntimeException e) {
+      // no watch: isHeld() follows the lease alone
+    }
+  }
+
   /** Completes when the holding is lost or ended: never alive again. */
   CompletableFuture<?> lostOrEnded() {
     return lostOrEnded;
@@ -122,7 +157,15 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
+    closeWatch();
     lostOrEnded.complete(null);
+  }
+
+  private void closeWatch() {
+    Watch.Watcher w = keyWatch;
+    if (w != null) {
+      w.close();
+    }
   }
 
   private synchronized void extend(long until) {
@@ -139,6 +182,7 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
+    closeWatch();
     lostOrEnded.complete(null);
     try {
       client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);

@@ -177,6 +177,34 @@ class EtcdFencedLockTest {
     }
   }
 
+  /**
+   * The lock key deleted by another client (an operator kicking a stuck holder) while the lease
+   * lives: etcd dropped the lock and the next contender holds it. A watch on the key tells the
+   * holder: isHeld() turns false (it stayed true for as long as the lease lived).
+   */
+  @Test
+  void aLockKeyDeletedByAnotherClientIsNoLongerHeld() throws Exception {
+    Client clientA = client();
+    Client clientB = client();
+    try (EtcdFencedLock lockA = lock(clientA);
+        EtcdFencedLock lockB = lock(clientB)) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      ByteSequence prefix = ByteSequence.from(lockA.lockName() + "/", StandardCharsets.UTF_8);
+      clientB
+          .getKVClient()
+          .delete(prefix, io.etcd.jetcd.options.DeleteOption.builder().isPrefix(true).build())
+          .get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      FencingToken tokenB = lockB.acquire(PATIENCE);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      await().atMost(PATIENCE).until(() -> !lockA.isHeld());
+      assertThat(lockA.token()).isEmpty();
+      assertThat(lockB.isHeld()).isTrue();
+      lockB.release();
+      FencingToken again = lockA.acquire(PATIENCE);
+      assertThat(again.value()).isGreaterThan(tokenB.value());
+    }
+  }
+
   @Test
   void zombieWhoseLeaseExpiredIsRefusedAfterTheNextHolderWrote() throws Exception {
     Client clientA = client();
@@ -269,7 +297,10 @@ class EtcdFencedLockTest {
   void aKeepAliveRefusedAsLeaseNotFoundEndsTheHoldingAtOnce() throws Exception {
     Client other = client();
     try (EtcdFencedLock lock =
-        EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofHours(1)).build()) {
+        EtcdFencedLock.builder(client(), resource)
+            .leaseTtl(Duration.ofHours(1))
+            .watchKey(false) // the revoke deletes the key: the watch would tell first
+            .build()) {
       lock.acquire(PATIENCE);
       other.getLeaseClient().revoke(lock.leaseId().orElseThrow()).get(30, TimeUnit.SECONDS);
       assertThat(lock.isHeld()).as("not known yet").isTrue();

@@ -99,7 +99,8 @@ public final class FencedDataSource implements DataSource {
    * @throws IllegalArgumentException if the name is malformed ({@link
    *     FencingToken#requireValidResource}); nothing is sent
    * @throws SQLException with SQLSTATE {@code ZF004} if the resource already exists with tokens
-   *     issued by PostgreSQL ({@link LeaseClient}); nothing is changed
+   *     issued by PostgreSQL ({@link LeaseClient}), or as a strict external resource ({@code
+   *     create_resource(name, true, true)}); nothing is changed
    */
   public void createExternalResource(String resource) throws SQLException {
     FencingToken.requireValidResource(resource);

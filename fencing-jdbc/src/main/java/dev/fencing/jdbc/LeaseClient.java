@@ -69,6 +69,14 @@ public final class LeaseClient implements AutoCloseable {
   }
 
   /**
+   * Whether this client renews its leases in the background until they are closed ({@link
+   * Builder#keepAlive(boolean)}).
+   */
+  public boolean keepsAlive() {
+    return keepAlive != null;
+  }
+
+  /**
    * Takes the lease on {@code resource} if it is free or expired (database clock), in one
    * transaction on a connection borrowed from the DataSource. Contention is not an error.
    *

@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -322,6 +323,18 @@ class ExternalTokenHandoverTest {
         .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("ZF004"));
     assertThat(query(plain, "SELECT issuer FROM fencing.status('declared-local')"))
         .isEqualTo("local");
+    // a strict external resource (create_resource(name, true, true)) is another mode: refused too
+    try (Connection c = plain.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("SELECT fencing.create_resource('declared-strict', true, true)");
+    }
+    assertThatThrownBy(() -> fenced.createExternalResource("declared-strict"))
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining("already exists as external, strict")
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("ZF004"));
+    assertThat(
+            query(plain, "SELECT strict_mode FROM fencing.resource WHERE name = 'declared-strict'"))
+        .isEqualTo(true);
     assertThatThrownBy(() -> fenced.createExternalResource("bad name"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("position 4");

@@ -54,11 +54,12 @@ import org.slf4j.LoggerFactory;
  *       gives empty, as ShedLock expects; the job's writes are refused from then on.
  * </ul>
  *
- * <p>Use a {@link LeaseClient} without keep-alive: ShedLock's {@code lockAtMostFor} means the lock
- * ends after that time even if the job still runs, and a kept-alive lease never would. Give the
- * lease client the pool, not a {@code FencedDataSource} (its own SQL needs no token). Lock names
- * must be valid resource names ({@link FencingToken#requireValidResource}); {@code lockAtMostFor}
- * must be between 1 ms and 7 days (the lease's bounds).
+ * <p>Use a {@link LeaseClient} without keep-alive (one with it is refused by {@link
+ * Builder#build()}): ShedLock's {@code lockAtMostFor} means the lock ends after that time even if
+ * the job still runs, and a kept-alive lease never would. Give the lease client the pool, not a
+ * {@code FencedDataSource} (its own SQL needs no token). Lock names must be valid resource names
+ * ({@link FencingToken#requireValidResource}); {@code lockAtMostFor} must be between 1 ms and 7
+ * days (the lease's bounds).
  */
 public final class FencedLockProvider implements ExtensibleLockProvider, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FencedLockProvider.class);
@@ -307,8 +308,19 @@ public final class FencedLockProvider implements ExtensibleLockProvider, AutoClo
      * Builds the provider.
      *
      * @return the provider; close it when the application stops
+     * @throws IllegalArgumentException if the lease client keeps its leases alive ({@link
+     *     LeaseClient#keepsAlive()}): a lock would then outlive {@code lockAtMostFor} for as long
+     *     as the job hangs
      */
     public FencedLockProvider build() {
+      if (leases.keepsAlive()) {
+        throw new IllegalArgumentException(
+            "the lease client "
+                + leases
+                + " keeps its leases alive (keep-alive): a lock would never end after"
+                + " lockAtMostFor while its job hangs; give FencedLockProvider a LeaseClient built"
+                + " with keepAlive(false)");
+      }
       return new FencedLockProvider(this);
     }
   }

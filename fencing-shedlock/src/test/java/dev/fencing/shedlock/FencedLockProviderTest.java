@@ -98,6 +98,24 @@ class FencedLockProviderTest {
     assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
   }
 
+  /**
+   * A kept-alive lease never ends while the job hangs: lockAtMostFor (ShedLock's "the lock ends
+   * after that time even if the job still runs") would silently not hold. Refused when built.
+   */
+  @Test
+  void aLeaseClientThatKeepsLeasesAliveIsRefused() {
+    try (LeaseClient keptAlive =
+        LeaseClient.builder(db.dataSource()).holder("kept-alive").keepAlive(true).build()) {
+      assertThat(keptAlive.keepsAlive()).isTrue();
+      assertThat(leasesA.keepsAlive()).isFalse();
+      FencedLockProvider.Builder builder = FencedLockProvider.builder(keptAlive);
+      assertThatThrownBy(builder::build)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("keep-alive")
+          .hasMessageContaining("lockAtMostFor");
+    }
+  }
+
   @Test
   void aJobPausedPastLockAtMostForIsRefusedOnceAnotherInstanceTookItOver() throws Exception {
     // long enough for a's first write even at load 40 on 2 cores (CI); 1 s was not

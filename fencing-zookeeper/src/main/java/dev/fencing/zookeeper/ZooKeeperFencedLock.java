@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -63,6 +64,11 @@ import org.jspecify.annotations.Nullable;
  *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
+ * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session), or whose
+ * lock node another client deleted (a watch on the node tells), is not held: the next {@link
+ * #tryAcquire} on the acquiring thread forgets it and acquires anew; while disconnected the client
+ * cannot know, and the lock still counts as held.
+ *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
  * concurrent holder. {@code close()} releases and also stops the object.
@@ -76,7 +82,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
 
-  private record Holding(FencingToken token, long sessionId, String node) {}
+  /** {@code dropped}: ZooKeeper told the watch on the node that it was deleted. */
+  private record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dropped) {}
 
   private ZooKeeperFencedLock(CuratorFramework client, String resource, String lockPath) {
     this.client = client;
@@ -114,8 +121,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
     Holding current = holding;
     if (current != null) {
-      throw new IllegalStateException(
-          "lock on " + resource + " is already held with token " + current.token());
+      forgetLost(current);
     }
     boolean acquired;
     try {
@@ -216,14 +222,16 @@ public final class ZooKeeperFencedLock implements FencedLock {
     String node = mutex.node();
     try {
       long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-      Stat stat = client.checkExists().forPath(node);
+      AtomicBoolean dropped = new AtomicBoolean();
+      Stat stat =
+          client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
       if (stat == null || stat.getEphemeralOwner() != session) {
         throw new FencedLockException(
             "lock node "
                 + node
                 + " is gone right after acquisition: the ZooKeeper session ended; not held");
       }
-      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node);
+      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
     } catch (InterruptedException | FencedLockException e) {
       throw e;
     } catch (Exception e) {
@@ -231,7 +239,51 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
+  /**
+   * Forgets a holding whose session ZooKeeper ended (the client is connected in another session):
+   * its node went with the session, so it is not held. Anything else, or a lost holding asked about
+   * on another thread than the one that acquired (Curator's mutex keeps it per thread), is refused.
+   */
+  private void forgetLost(Holding h) {
+    if (!h.dropped().get() && !sessionEnded(h)) {
+      throw new IllegalStateException(
+          "lock on " + resource + " is already held with token " + h.token());
+    }
+    if (!mutex.isOwnedByCurrentThread()) {
+      throw new IllegalStateException(
+          "lock on "
+              + resource
+              + ": the ZooKeeper session that held it with token "
+              + h.token()
+              + " ended, or its lock node was deleted; acquire again, or release(), on the thread"
+              + " that acquired it (Curator's mutex is per thread)");
+    }
+    holding = null;
+    try {
+      mutex.release(); // the node is gone: this only clears Curator's record
+    } catch (Exception e) {
+      // the node was deleted (or its session ended) whatever this delete did
+    }
+  }
+
+  /** Whether the client is connected in another session than the one {@code h} was taken in. */
+  private boolean sessionEnded(Holding h) {
+    CuratorZookeeperClient zk = client.getZookeeperClient();
+    if (!zk.isConnected()) {
+      return false; // cannot know: the session may live on
+    }
+    try {
+      long session = zk.getZooKeeper().getSessionId();
+      return session != 0 && session != h.sessionId();
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
   private boolean holds(Holding h) {
+    if (h.dropped().get()) {
+      return false;
+    }
     CuratorZookeeperClient zk = client.getZookeeperClient();
     if (!zk.isConnected()) {
       return false;
@@ -259,6 +311,16 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
+  /**
+   * {@code /fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
+   * ({@code %} is not a resource character, so distinct resources get distinct paths): the lock of
+   * {@code a/b} is a sibling of the lock of {@code a}, never a child of it, where Curator's mutex
+   * would sort it among {@code a}'s lock nodes (a child {@code 0} before all of them).
+   */
+  static String defaultLockPath(String resource) {
+    return "/fencing/locks/" + resource.replace("/", "%2F");
+  }
+
   /** Configuration of a {@link ZooKeeperFencedLock}; validated by {@link #build()}. */
   public static final class Builder {
     private final CuratorFramework client;
@@ -272,7 +334,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
 
     /**
      * The ZooKeeper path under which contenders create their lock nodes (default {@code
-     * /fencing/locks/<resource>}). Every client locking the resource must use the same path.
+     * /fencing/locks/<resource>}, each {@code /} of the resource written {@code %2F}). Every client
+     * locking the resource must use the same path. The path of one lock must not lie under
+     * another's: Curator's mutex counts every child of its path as a contender.
      */
     public Builder lockPath(String lockPath) {
       this.lockPath = Objects.requireNonNull(lockPath, "lockPath");
@@ -287,7 +351,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
      */
     public ZooKeeperFencedLock build() {
       FencingToken.requireValidResource(resource);
-      String path = lockPath != null ? lockPath : "/fencing/locks/" + resource;
+      String path = lockPath != null ? lockPath : defaultLockPath(resource);
       try {
         PathUtils.validatePath(path);
       } catch (IllegalArgumentException e) {

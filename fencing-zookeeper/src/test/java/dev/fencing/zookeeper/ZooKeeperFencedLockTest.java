@@ -202,6 +202,85 @@ class ZooKeeperFencedLockTest {
     }
   }
 
+  /**
+   * A holding whose session ZooKeeper ended is not held (FencedLock: "already held" only if held):
+   * the next acquisition on the acquiring thread acquires anew, without a release() first.
+   */
+  @Test
+  void aHoldingWhoseSessionEndedDoesNotMakeTheLockAlreadyHeld() throws Exception {
+    CuratorFramework client = client();
+    try (ZooKeeperFencedLock lock = lock(client)) {
+      FencingToken first = lock.acquire(PATIENCE);
+      expireSession(client);
+      await().atMost(PATIENCE).until(() -> !lock.isHeld());
+      assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      await()
+          .atMost(PATIENCE)
+          .until(() -> client.getZookeeperClient().getZooKeeper().getSessionId() != 0);
+      FencingToken second = lock.acquire(PATIENCE);
+      assertThat(second.value()).isGreaterThan(first.value());
+      assertThat(lock.token()).contains(second);
+      assertThat(client.getChildren().forPath(lock.lockPath())).hasSize(1);
+      Ledger.write(fenced, second, "after the new session");
+      assertThatThrownBy(() -> Ledger.write(fenced, first, "old session"))
+          .isInstanceOf(StaleFencingTokenException.class);
+      lock.release();
+      assertThat(client.getChildren().forPath(lock.lockPath())).isEmpty();
+    }
+  }
+
+  /**
+   * The lock node deleted by someone else (an operator kicking a stuck holder): ZooKeeper dropped
+   * the lock and the next contender holds it. The holder is told by a watch on its node: isHeld()
+   * turns false (it stayed true for as long as the session lived), and the next acquisition
+   * acquires anew.
+   */
+  @Test
+  void aLockNodeDeletedByAnotherClientIsNoLongerHeld() throws Exception {
+    CuratorFramework clientA = client();
+    CuratorFramework clientB = client();
+    try (ZooKeeperFencedLock lockA = lock(clientA);
+        ZooKeeperFencedLock lockB = lock(clientB)) {
+      FencingToken tokenA = lockA.acquire(PATIENCE);
+      String node = clientB.getChildren().forPath(lockA.lockPath()).get(0);
+      clientB.delete().forPath(lockA.lockPath() + "/" + node);
+      FencingToken tokenB = lockB.acquire(PATIENCE);
+      assertThat(tokenB.value()).isGreaterThan(tokenA.value());
+      await().atMost(PATIENCE).until(() -> !lockA.isHeld());
+      assertThat(lockA.token()).isEmpty();
+      assertThat(lockB.isHeld()).isTrue();
+      lockB.release();
+      FencingToken again = lockA.acquire(PATIENCE);
+      assertThat(again.value()).isGreaterThan(tokenB.value());
+      assertThat(lockA.isHeld()).isTrue();
+    }
+  }
+
+  /** Lost on one thread, asked on another: Curator's mutex is per thread; said clearly. */
+  @Test
+  void aLostHoldingIsForgottenOnlyOnTheAcquiringThread() throws Exception {
+    CuratorFramework client = client();
+    try (ZooKeeperFencedLock lock = lock(client)) {
+      lock.acquire(PATIENCE);
+      expireSession(client);
+      await().atMost(PATIENCE).until(() -> !lock.isHeld());
+      assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      CompletableFuture<FencingToken> elsewhere =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return lock.acquire(PATIENCE);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      assertThatThrownBy(() -> elsewhere.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .hasRootCauseInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("session that held it")
+          .hasMessageContaining("thread that acquired");
+    }
+  }
+
   @Test
   void tokensIncreaseAcrossHoldersAndAcrossRecreationOfTheLockPath() throws Exception {
     CuratorFramework one = client();
@@ -306,9 +385,12 @@ class ZooKeeperFencedLockTest {
         .hasMessageContaining("position 4");
     assertThatThrownBy(() -> ZooKeeperFencedLock.builder(client, "").build())
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ZooKeeperFencedLock.builder(client, "a/../b").build())
+    assertThatThrownBy(() -> ZooKeeperFencedLock.builder(client, "..").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lockPath(...)");
+    assertThat(ZooKeeperFencedLock.builder(client, "a/../b").build().lockPath())
+        .as("each / of the resource is written %2F")
+        .isEqualTo("/fencing/locks/a%2F..%2Fb");
     assertThatThrownBy(() -> ZooKeeperFencedLock.builder(client, "r").lockPath("no-slash").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("no-slash");
