@@ -29,6 +29,10 @@ class EpochTest {
   @RegisterExtension final TestDatabaseExtension db = new TestDatabaseExtension();
 
   static final long COUNTER = 1L << 43;
+
+  /** How far {@code advance_epoch()} moves the epoch (V39: as far as an adoption). */
+  static final long ADVANCE = 1024;
+
   private static final String EXHAUSTED = "2200H";
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final Duration WAIT = Duration.ofSeconds(30);
@@ -69,13 +73,13 @@ class EpochTest {
 
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + ADVANCE);
       assertThat(FenceSql.string(operator, "SELECT reason FROM fencing.own_epoch()"))
           .isEqualTo("advanced");
     }
     try (Connection c = app.connect()) {
-      assertThat(Fence.acquire(c, "epoch/c", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
-      assertThat(Fence.acquire(c, "epoch/d", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 2);
+      assertThat(Fence.acquire(c, "epoch/c", "app", TTL)).isEqualTo(((epoch + ADVANCE) << 43) + 1);
+      assertThat(Fence.acquire(c, "epoch/d", "app", TTL)).isEqualTo(((epoch + ADVANCE) << 43) + 2);
       // the old tokens are still the current ones of their resources, and stay accepted
       assertThat(Fence.check(c, "epoch/a", first)).isEqualTo(first);
     }
@@ -109,11 +113,12 @@ class EpochTest {
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + ADVANCE);
       assertThat(epochNotes()).isEmpty();
     }
     try (Connection c = app.connect()) {
-      assertThat(Fence.acquire(c, "epoch/next", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
+      assertThat(Fence.acquire(c, "epoch/next", "app", TTL))
+          .isEqualTo(((epoch + ADVANCE) << 43) + 1);
     }
   }
 
@@ -136,11 +141,11 @@ class EpochTest {
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
           .as("above the epoch of the largest token issued")
-          .isEqualTo(((token + COUNTER) >> 43) + 1);
+          .isEqualTo(((token + COUNTER) >> 43) + ADVANCE);
     }
     try (Connection c = app.connect()) {
       long next = Fence.acquire(c, "epoch/floor", "app", TTL);
-      assertThat(next).isGreaterThan(token + COUNTER).isGreaterThan((epoch + 1) << 43);
+      assertThat(next).isGreaterThan(token + COUNTER).isGreaterThan((epoch + ADVANCE) << 43);
     }
   }
 
