@@ -122,6 +122,41 @@ class EpochTest {
     }
   }
 
+  /**
+   * V41: an epoch past the last one (1048575), as many promotions after the last advances would
+   * reach: refused, saying so (it named a negative "last token" and sent the operator to {@code
+   * advance_epoch()}, which can only refuse), nothing changed; epoch_status says it too.
+   */
+  @Test
+  void anEpochPastTheLastOneIsRefusedSayingSo() throws SQLException {
+    FenceSql.Snapshot before;
+    try (Connection c = app.connect()) {
+      Fence.acquire(c, "epoch/last", "app", TTL);
+    }
+    try (Connection operator = db.connect()) {
+      // the offset the last epoch's fence has after one more timeline
+      FenceSql.run(
+          operator,
+          "UPDATE fencing.cluster_epoch SET epoch_offset = 1048576 - (SELECT timeline - 1"
+              + " FROM fencing.epoch_status()), epoch_floor = 1048575");
+      assertThat(FenceSql.string(operator, "SELECT advance_due FROM fencing.epoch_status()"))
+          .isEqualTo(
+              "epoch 1048576 is past the last epoch (1048575): no more tokens can be issued");
+      assertThat(FenceSql.longValue(operator, "SELECT counter_left FROM fencing.epoch_status()"))
+          .isZero();
+      before = FenceSql.snapshot(operator);
+    }
+    try (Connection c = app.connect()) {
+      SQLException e = assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/next", "app", TTL));
+      assertThat(e.getMessage())
+          .contains("epoch 1048576 is past the last epoch (1048575): no more tokens can be issued")
+          .doesNotContain("-92");
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
+    }
+  }
+
   @Test
   void aFloorPastTheEpochIsRefusedNotIssuedBelow() throws SQLException {
     long token;
