@@ -421,6 +421,22 @@ class BadInputSqlTest {
             "gap must be positive, was 0",
             "\"value\": 0"),
         refusal(
+            "B130",
+            "advance_sequence (V40): a gap past the last token of the current epoch",
+            "SELECT fencing.advance_sequence(?)",
+            args(1L << 43),
+            "ZF006",
+            "would move the token sequence past the last token",
+            "\"argument\": \"gap\""),
+        refusal(
+            "B131",
+            "advance_sequence (V40): the largest gap below the largest bigint (left the fence unable to issue for good)",
+            "SELECT fencing.advance_sequence(9223372036854775807 - (SELECT last_value FROM fencing.token_seq))",
+            args(),
+            "ZF006",
+            "would move the token sequence past the last token",
+            "\"argument\": \"gap\""),
+        refusal(
             "B128",
             "lock_for_advance (V32, owner only): an id no resource has (its advisory key is NULL)",
             "SELECT fencing.lock_for_advance(?, 1178946115)",

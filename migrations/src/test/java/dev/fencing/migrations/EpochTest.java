@@ -29,6 +29,10 @@ class EpochTest {
   @RegisterExtension final TestDatabaseExtension db = new TestDatabaseExtension();
 
   static final long COUNTER = 1L << 43;
+
+  /** How far {@code advance_epoch()} moves the epoch (V39: as far as an adoption). */
+  static final long ADVANCE = 1024;
+
   private static final String EXHAUSTED = "2200H";
   private static final Duration TTL = Duration.ofMinutes(5);
   private static final Duration WAIT = Duration.ofSeconds(30);
@@ -69,13 +73,13 @@ class EpochTest {
 
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + ADVANCE);
       assertThat(FenceSql.string(operator, "SELECT reason FROM fencing.own_epoch()"))
           .isEqualTo("advanced");
     }
     try (Connection c = app.connect()) {
-      assertThat(Fence.acquire(c, "epoch/c", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
-      assertThat(Fence.acquire(c, "epoch/d", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 2);
+      assertThat(Fence.acquire(c, "epoch/c", "app", TTL)).isEqualTo(((epoch + ADVANCE) << 43) + 1);
+      assertThat(Fence.acquire(c, "epoch/d", "app", TTL)).isEqualTo(((epoch + ADVANCE) << 43) + 2);
       // the old tokens are still the current ones of their resources, and stay accepted
       assertThat(Fence.check(c, "epoch/a", first)).isEqualTo(first);
     }
@@ -109,11 +113,47 @@ class EpochTest {
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + ADVANCE);
       assertThat(epochNotes()).isEmpty();
     }
     try (Connection c = app.connect()) {
-      assertThat(Fence.acquire(c, "epoch/next", "app", TTL)).isEqualTo(((epoch + 1) << 43) + 1);
+      assertThat(Fence.acquire(c, "epoch/next", "app", TTL))
+          .isEqualTo(((epoch + ADVANCE) << 43) + 1);
+    }
+  }
+
+  /**
+   * V41: an epoch past the last one (1048575), as many promotions after the last advances would
+   * reach: refused, saying so (it named a negative "last token" and sent the operator to {@code
+   * advance_epoch()}, which can only refuse), nothing changed; epoch_status says it too.
+   */
+  @Test
+  void anEpochPastTheLastOneIsRefusedSayingSo() throws SQLException {
+    FenceSql.Snapshot before;
+    try (Connection c = app.connect()) {
+      Fence.acquire(c, "epoch/last", "app", TTL);
+    }
+    try (Connection operator = db.connect()) {
+      // the offset the last epoch's fence has after one more timeline
+      FenceSql.run(
+          operator,
+          "UPDATE fencing.cluster_epoch SET epoch_offset = 1048576 - (SELECT timeline - 1"
+              + " FROM fencing.epoch_status()), epoch_floor = 1048575");
+      assertThat(FenceSql.string(operator, "SELECT advance_due FROM fencing.epoch_status()"))
+          .isEqualTo(
+              "epoch 1048576 is past the last epoch (1048575): no more tokens can be issued");
+      assertThat(FenceSql.longValue(operator, "SELECT counter_left FROM fencing.epoch_status()"))
+          .isZero();
+      before = FenceSql.snapshot(operator);
+    }
+    try (Connection c = app.connect()) {
+      SQLException e = assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/next", "app", TTL));
+      assertThat(e.getMessage())
+          .contains("epoch 1048576 is past the last epoch (1048575): no more tokens can be issued")
+          .doesNotContain("-92");
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
     }
   }
 
@@ -127,8 +167,9 @@ class EpochTest {
     long epoch;
     try (Connection operator = db.connect()) {
       epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
-      // what an older fence may hold: tokens past this epoch's range (advance_sequence of V8)
-      FenceSql.run(operator, "SELECT fencing.advance_sequence(?)", COUNTER);
+      // what an older fence may hold: tokens past this epoch's range (advance_sequence of V8 to
+      // V39; since V40 it refuses to leave the epoch)
+      FenceSql.run(operator, "SELECT setval('fencing.token_seq', ?)", token + COUNTER);
     }
     try (Connection c = app.connect()) {
       assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/floor", "app", TTL));
@@ -136,11 +177,11 @@ class EpochTest {
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
           .as("above the epoch of the largest token issued")
-          .isEqualTo(((token + COUNTER) >> 43) + 1);
+          .isEqualTo(((token + COUNTER) >> 43) + ADVANCE);
     }
     try (Connection c = app.connect()) {
       long next = Fence.acquire(c, "epoch/floor", "app", TTL);
-      assertThat(next).isGreaterThan(token + COUNTER).isGreaterThan((epoch + 1) << 43);
+      assertThat(next).isGreaterThan(token + COUNTER).isGreaterThan((epoch + ADVANCE) << 43);
     }
   }
 

@@ -85,9 +85,9 @@ class IssuanceCostTest {
 
       // advanced: the recorded floor and offset move, and both functions follow
       assertThat(FenceSql.longValue(operator, "SELECT fencing.advance_epoch()"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + EpochTest.ADVANCE);
       assertThat(FenceSql.longValue(operator, "SELECT fencing.epoch_of(fencing.own_epoch())"))
-          .isEqualTo(epoch + 1);
+          .isEqualTo(epoch + EpochTest.ADVANCE);
       assertThat(FenceSql.string(operator, "SELECT reason FROM fencing.own_epoch()"))
           .isEqualTo("advanced");
 

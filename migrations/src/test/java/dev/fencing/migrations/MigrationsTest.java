@@ -182,7 +182,10 @@ class MigrationsTest {
               "35 protect flag retries true",
               "36 protected inheritance true",
               "37 held cursor check true",
-              "38 issuance lock no role can take true");
+              "38 issuance lock no role can take true",
+              "39 epochs a lost history cannot reach true",
+              "40 advance sequence within the epoch true",
+              "41 past the last epoch said plainly true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
