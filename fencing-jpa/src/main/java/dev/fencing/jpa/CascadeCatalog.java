@@ -30,10 +30,14 @@ import org.jspecify.annotations.Nullable;
  * <p>Tables are matched by name in every schema (other sessions' temporary tables aside), as {@link
  * dev.fencing.jdbc.FencedTables} matches a written table to a declared one: a write of any table of
  * a fenced table's name needs its tokens, so a key of any of them is checked (a refusal names the
- * schema). The match is made here, by those rules, not by the server's (whose folding of non-ASCII
- * letters depends on the encoding and collation): every key with a writing action is read. Every
- * name in the query is qualified by {@code pg_catalog}: no object of the application's schemas, nor
- * the session's {@code search_path}, answers for one.
+ * schema). A key's rows are also those of its table's ancestors (a partition's, an {@code INHERITS}
+ * child's: read, updated and deleted through the parent) and, for a partitioned table, those of its
+ * partitions: a key declared on a partition or a child of a fenced table, or on the partitioned
+ * table of a fenced partition, is checked as the fenced table's. The match is made here, by those
+ * rules, not by the server's (whose folding of non-ASCII letters depends on the encoding and
+ * collation): every key with a writing action is read. Every name in the query is qualified by
+ * {@code pg_catalog}: no object of the application's schemas, nor the session's {@code
+ * search_path}, answers for one.
  */
 final class CascadeCatalog implements SessionFactoryObserver {
   private static final String KEYS =
@@ -43,13 +47,26 @@ final class CascadeCatalog implements SessionFactoryObserver {
           + " JOIN pg_catalog.pg_attribute a"
           + " ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid"
           + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i),"
-          + " r.relname, k.confdeltype, k.confupdtype"
+          + " r.relname, k.confdeltype, k.confupdtype,"
+          // the tables whose rows are the key's table's: its ancestors (partitioning, INHERITS)
+          + " ARRAY(WITH RECURSIVE up(oid) AS (SELECT k.conrelid UNION"
+          + " SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up"
+          + " ON i.inhrelid OPERATOR(pg_catalog.=) up.oid)"
+          + " SELECT t.relname::pg_catalog.text FROM up JOIN pg_catalog.pg_class t"
+          + " ON t.oid OPERATOR(pg_catalog.=) up.oid"
+          + " WHERE up.oid OPERATOR(pg_catalog.<>) k.conrelid ORDER BY t.relname),"
+          // the key's copies: the partitions below a partitioned table, whose rows are its own
+          + " ARRAY(SELECT t.relname::pg_catalog.text"
+          + " FROM pg_catalog.pg_partition_tree(k.conrelid) p JOIN pg_catalog.pg_class t"
+          + " ON t.oid OPERATOR(pg_catalog.=) p.relid"
+          + " WHERE p.relid OPERATOR(pg_catalog.<>) k.conrelid ORDER BY t.relname)"
           + " FROM pg_catalog.pg_constraint k"
           + " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.conrelid"
           + " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
           + " JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) k.confrelid"
           + " WHERE k.contype OPERATOR(pg_catalog.=) 'f'"
-          // a partition's copy of a partitioned table's key: its parent's is read
+          // a partition's copy of a partitioned table's key: its parent's is read (with the
+          // names of the partitions it covers)
           + " AND k.conparentid OPERATOR(pg_catalog.=) 0"
           + " AND (k.confdeltype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[])"
           + " OR k.confupdtype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[]))"
@@ -95,27 +112,33 @@ final class CascadeCatalog implements SessionFactoryObserver {
       Set<String> fenced = cascades.tableKeys();
       try (ResultSet rows = statement.executeQuery()) {
         while (rows.next()) {
-          if (!fenced.contains(DatabaseCascades.key(rows.getString(3)))) {
-            continue; // matched here, as FencedTables matches names (not by the server's rules)
+          String schema = rows.getString(2);
+          String table = rows.getString(3);
+          // the fenced tables whose rows this key writes: its own table, or one whose rows
+          // include its table's (an ancestor), or whose rows its table's include (a partition)
+          List<String[]> written = new ArrayList<>();
+          written.add(new String[] {table, ""});
+          for (String ancestor : (String[]) rows.getArray(8).getArray()) {
+            written.add(
+                new String[] {
+                  ancestor,
+                  "; "
+                      + schema
+                      + "."
+                      + table
+                      + " is a partition or inheritance child of "
+                      + ancestor
+                });
           }
-          String where =
-              " (constraint "
-                  + rows.getString(1)
-                  + " of "
-                  + rows.getString(2)
-                  + "."
-                  + rows.getString(3)
-                  + ", in the database)";
-          List<String> columns = List.of((String[]) rows.getArray(4).getArray());
-          for (String[] action :
-              new String[][] {
-                {"ON DELETE ", rows.getString(6)}, {"ON UPDATE ", rows.getString(7)}
-              }) {
-            String written = written(action[1]);
-            if (written != null) {
-              references.add(
-                  new DatabaseCascades.Reference(
-                      rows.getString(3), columns, rows.getString(5), action[0] + written + where));
+          for (String partition : (String[]) rows.getArray(9).getArray()) {
+            written.add(
+                new String[] {
+                  partition, "; " + partition + " is a partition of " + schema + "." + table
+                });
+          }
+          for (String[] target : written) {
+            if (fenced.contains(DatabaseCascades.key(target[0]))) {
+              add(references, rows, target[0], target[1]);
             }
           }
         }
@@ -126,6 +149,32 @@ final class CascadeCatalog implements SessionFactoryObserver {
       }
     }
     return references;
+  }
+
+  /** The writing actions of the key at {@code rows}' row, as a key of fenced {@code table}. */
+  private static void add(
+      List<DatabaseCascades.Reference> references, ResultSet rows, String table, String relation)
+      throws SQLException {
+    String where =
+        " (constraint "
+            + rows.getString(1)
+            + " of "
+            + rows.getString(2)
+            + "."
+            + rows.getString(3)
+            + ", in the database"
+            + relation
+            + ")";
+    List<String> columns = List.of((String[]) rows.getArray(4).getArray());
+    for (String[] action :
+        new String[][] {{"ON DELETE ", rows.getString(6)}, {"ON UPDATE ", rows.getString(7)}}) {
+      String written = written(action[1]);
+      if (written != null) {
+        references.add(
+            new DatabaseCascades.Reference(
+                table, columns, rows.getString(5), action[0] + written + where));
+      }
+    }
   }
 
   /** The action a {@code confdeltype} / {@code confupdtype} code names, if it writes; else null. */
