@@ -108,4 +108,28 @@ class ParentContextDataSourceTest {
                           }));
     }
   }
+
+  /**
+   * A parent that fences with the starter and excludes its data source decided so for its own bean;
+   * a child with its own, different {@code fencing.datasource.exclude} must still start. Before,
+   * the child judged the parent's bean by its own exclusions and refused to start.
+   */
+  @Test
+  void aParentsOwnExclusionHoldsForItsBeanWhateverTheChildExcludes() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_excluded")) {
+      parent
+          .withConfiguration(AutoConfigurations.of(FencingAutoConfiguration.class))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .withPropertyValues("fencing.datasource.exclude=dataSource")
+          .run(
+              parentContext -> {
+                assertThat(parentContext).hasNotFailed();
+                child
+                    .withParent(parentContext)
+                    .withPropertyValues(PerClassDatabase.properties(db))
+                    .withPropertyValues("fencing.datasource.exclude=reporting")
+                    .run(context -> assertThat(context).hasNotFailed());
+              });
+    }
+  }
 }
