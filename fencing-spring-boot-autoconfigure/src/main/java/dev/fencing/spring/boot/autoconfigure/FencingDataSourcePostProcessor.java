@@ -147,8 +147,10 @@ final class FencingDataSourcePostProcessor
    * is wrapped, so only those that exist are looked at, and none is created here); or it belongs to
    * a parent context (SpringApplicationBuilder's {@code parent}), whose beans no post-processor of
    * this context sees, while this context's beans (a {@code JdbcTemplate}, the lease client) use
-   * it. A parent with its own fencing post-processor is left to it (its beans are wrapped there,
-   * and one it excludes stays excluded), and so are its ancestors, which its own start checked.
+   * it; a lazy singleton of such a parent is created here, since this context's first use would
+   * create it bare, after start-up. A parent with its own fencing post-processor is left to it (its
+   * beans are wrapped there, and one it excludes stays excluded), and so are its ancestors, which
+   * its own start checked.
    *
    * @throws IllegalStateException naming the bean
    */
@@ -166,8 +168,10 @@ final class FencingDataSourcePostProcessor
       }
       if (f instanceof ListableBeanFactory factory && f instanceof SingletonBeanRegistry registry) {
         for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
+          // one of this context not created yet will be wrapped when it is; one of a parent
+          // (lazy there) would not be: it is created now, to be judged
           if (config.datasource().exclude().contains(name)
-              || !registry.containsSingleton(name)
+              || (!parent && !registry.containsSingleton(name))
               || !factory.isSingleton(name)) {
             continue;
           }

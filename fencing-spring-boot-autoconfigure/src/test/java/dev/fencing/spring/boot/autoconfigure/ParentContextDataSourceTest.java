@@ -7,7 +7,9 @@ import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
@@ -130,6 +132,78 @@ class ParentContextDataSourceTest {
                     .withPropertyValues("fencing.datasource.exclude=reporting")
                     .run(context -> assertThat(context).hasNotFailed());
               });
+    }
+  }
+
+  /** A bean of the child that takes the data source itself (nothing that waits for migrations). */
+  static final class Dao {
+    final DataSource dataSource;
+
+    Dao(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+  }
+
+  /**
+   * Lazy initialization ({@code spring.main.lazy-initialization}) in both contexts: the parent's
+   * data source does not exist yet when the child has started, and the child's first use creates it
+   * bare. Before, the child started, and a superseded token's write through its bean committed.
+   */
+  @Test
+  void aLazyParentDataSourceTheChildCreatesLaterFailsStartUp() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_lazy")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      ApplicationContextRunner leases =
+          new ApplicationContextRunner()
+              .withConfiguration(
+                  AutoConfigurations.of(
+                      DataSourceAutoConfiguration.class, FencingAutoConfiguration.class))
+              .withPropertyValues(PerClassDatabase.properties(db));
+      parent
+          .withInitializer(
+              c -> c.addBeanFactoryPostProcessor(new LazyInitializationBeanFactoryPostProcessor()))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withInitializer(
+                          c ->
+                              c.addBeanFactoryPostProcessor(
+                                  new LazyInitializationBeanFactoryPostProcessor()))
+                      .withBean(Dao.class)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            if (context.getStartupFailure() == null) {
+                              // what the started application did (before the fix)
+                              DataSource used = context.getBean(Dao.class).dataSource;
+                              leases.run(
+                                  other -> {
+                                    try (Superseded zombie =
+                                        Superseded.take(other.getBean(LeaseClient.class), "lazy")) {
+                                      catchThrowable(
+                                          () -> {
+                                            try (FencingScope scope =
+                                                Fencing.bind(zombie.stale())) {
+                                              new JdbcTemplate(used)
+                                                  .update("INSERT INTO parent_entry VALUES ('x')");
+                                            }
+                                          });
+                                    }
+                                  });
+                              assertThat(
+                                      new JdbcTemplate(used)
+                                          .queryForObject(
+                                              "SELECT count(*) FROM parent_entry", Long.class))
+                                  .as("a write with a superseded token")
+                                  .isZero();
+                            }
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                .hasStackTraceContaining("DataSource bean dataSource")
+                                .hasStackTraceContaining("parent context");
+                          }));
     }
   }
 }
