@@ -52,6 +52,7 @@ class CatalogCascadeTest {
   void dropTables() {
     sql(
         "DROP SCHEMA IF EXISTS stable CASCADE",
+        "DROP VIEW IF EXISTS foals",
         "DROP TABLE IF EXISTS foal, barn, paddock, cage, hutch, herd CASCADE",
         "CREATE TABLE barn (id varchar(255) PRIMARY KEY)",
         "CREATE TABLE paddock (id varchar(255) PRIMARY KEY)",
@@ -267,6 +268,41 @@ class CatalogCascadeTest {
             "table foal on [barn_id] to table barn is ON DELETE CASCADE (constraint"
                 + " herd_barn_id_fkey of public.herd, in the database; foal is a partition of"
                 + " public.herd)");
+  }
+
+  /**
+   * A rule is a cascade declared by other means: PostgreSQL rewrites the unfenced barn's {@code
+   * DELETE} into one of the fenced foals too, a write no statement of the application names.
+   * Before, Hibernate started and the barn's delete, with no token, deleted the foal.
+   */
+  @Test
+  void aRuleOfAnotherTableThatWritesAFencedTableIsRefusedAtStart() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255))",
+        "CREATE RULE barn_gone AS ON DELETE TO barn"
+            + " DO ALSO DELETE FROM foal WHERE barn_id = OLD.id",
+        "INSERT INTO foal VALUES ('f', 'b')");
+
+    Throwable thrown =
+        startAndWrite(s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate());
+
+    assertThat(query("SELECT count(*) FROM foal")).isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains("@Fenced on entity dev.fencing.jpa.Foal")
+        .contains(
+            "a rule barn_gone ON DELETE TO barn, in the database, whose actions name public.foal:"
+                + " PostgreSQL runs it inside a write of barn");
+  }
+
+  /** A rule that names no fenced table (nor a view's) is none of fencing's business. */
+  @Test
+  void aRuleThatNamesNoFencedTableIsKept() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255))",
+        "CREATE RULE barn_gone AS ON DELETE TO barn DO ALSO DELETE FROM paddock",
+        "CREATE VIEW foals AS SELECT * FROM foal");
+
+    assertThat(startAndWrite(s -> {})).isNull();
   }
 
   /**
