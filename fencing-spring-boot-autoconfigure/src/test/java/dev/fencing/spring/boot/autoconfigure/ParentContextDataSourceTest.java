@@ -206,4 +206,44 @@ class ParentContextDataSourceTest {
                           }));
     }
   }
+
+  /**
+   * A bootstrap parent (Spring Cloud's) has no {@code DataSource}: a child that defines and fences
+   * its own starts, and its stale token's write is refused.
+   */
+  @Test
+  void aChildUnderAParentWithoutDataSourcesStarts() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_bootstrap")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      new ApplicationContextRunner()
+          .run(
+              bootstrap ->
+                  child
+                      .withParent(bootstrap)
+                      .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            assertThat(context).hasNotFailed();
+                            JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+                            try (Superseded zombie =
+                                Superseded.take(context.getBean(LeaseClient.class), "boot")) {
+                              assertThat(
+                                      catchThrowable(
+                                          () -> {
+                                            try (FencingScope scope =
+                                                Fencing.bind(zombie.stale())) {
+                                              jdbc.update(
+                                                  "INSERT INTO parent_entry VALUES ('stale')");
+                                            }
+                                          }))
+                                  .isNotNull();
+                            }
+                            assertThat(
+                                    jdbc.queryForObject(
+                                        "SELECT count(*) FROM parent_entry", Long.class))
+                                .isZero();
+                          }));
+    }
+  }
 }
