@@ -10,6 +10,7 @@ import java.sql.Statement;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
+import org.postgresql.core.TransactionState;
 
 /**
  * Carry: the connection of a {@link FencedDataSource}. Every statement it creates reports its
@@ -166,12 +167,26 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     }
   }
 
+  /**
+   * Rolls back a transaction the caller left open, then closes. A pool under the fence (HikariCP)
+   * rolls back only what its own statements wrote, then resets autocommit, which in pgjdbc commits
+   * the open transaction without the check: a write the wrapper does not see (the large object or
+   * fastpath API) made with a stale token, or in a refused transaction, would commit.
+   */
   @Override
   public void close() throws SQLException {
     try {
-      raw.close();
+      if (!raw.isClosed()
+          && !raw.getAutoCommit()
+          && tx.transactionState() != TransactionState.IDLE) {
+        raw.rollback();
+      }
     } finally {
-      endTransaction();
+      try {
+        raw.close();
+      } finally {
+        endTransaction();
+      }
     }
   }
 

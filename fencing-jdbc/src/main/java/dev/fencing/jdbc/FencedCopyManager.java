@@ -43,6 +43,8 @@ final class FencedCopyManager extends CopyManager {
                       connection, connection.raw().unwrap(BaseConnection.class));
                 case "getFastpathAPI":
                 case "getLargeObjectAPI":
+                  // their calls write past the statements: not in a refused transaction either
+                  connection.fence().refusedState().requireUsable(method.getName() + "()");
                   requireTransaction(connection, method.getName() + "()");
                   break;
                 default:

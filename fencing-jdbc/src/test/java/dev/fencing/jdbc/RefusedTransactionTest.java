@@ -17,6 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.postgresql.PGConnection;
+import org.postgresql.largeobject.LargeObjectManager;
 
 /**
  * A refusal in the caller's transaction (autocommit off) rolls the whole transaction back; the
@@ -172,5 +174,63 @@ class RefusedTransactionTest {
     }
     assertThat(rows(id)).isZero();
     assertThat(rows(id + 2)).isPositive();
+  }
+
+  private static long largeObjects() throws SQLException {
+    return queryLong(plain, "SELECT count(*) FROM pg_catalog.pg_largeobject_metadata");
+  }
+
+  /**
+   * The large object and fastpath APIs write through the driver's connection, not a statement: in
+   * the refused transaction they are refused too. Before, both were handed out, and the large
+   * object created in the transaction the refusal had left behind.
+   */
+  @org.junit.jupiter.api.Test
+  void afterARefusalTheLargeObjectAndFastpathApisAreRefusedToo() throws SQLException {
+    long before = largeObjects();
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, 900)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        PGConnection pg = c.unwrap(PGConnection.class);
+        assertFailedTransaction(catchThrowable(() -> pg.getLargeObjectAPI().createLO()));
+        assertFailedTransaction(catchThrowable(pg::getFastpathAPI));
+      }
+      c.rollback();
+    }
+    assertThat(largeObjects()).isEqualTo(before);
+  }
+
+  /**
+   * A write the wrapper does not see (a large object, through the driver's API) in a transaction
+   * with a stale token bound, and the connection closed without commit(): HikariCP under the fence
+   * resets autocommit on the way back to the pool, which in pgjdbc commits, unchecked. Closing
+   * rolls back what is left open, as a pool does for its own statements' writes.
+   */
+  @org.junit.jupiter.api.Test
+  void closingWithATransactionOpenCommitsNothingUnchecked() throws SQLException {
+    long before = largeObjects();
+    try (FencingTestSupport.Pool pool =
+        FencingTestSupport.Wiring.FENCED_OVER_HIKARI.open(plain, 1)) {
+      LargeObjectManager early;
+      try (Connection c = pool.dataSource().getConnection();
+          FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        c.setAutoCommit(false);
+        c.unwrap(PGConnection.class).getLargeObjectAPI().createLO();
+      }
+      assertThat(largeObjects()).as("closed with a stale token's write open").isEqualTo(before);
+
+      // the API taken before a refusal, used after it, then the connection closed
+      try (Connection c = pool.dataSource().getConnection();
+          FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        c.setAutoCommit(false);
+        early = c.unwrap(PGConnection.class).getLargeObjectAPI();
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, 901)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        early.createLO();
+      }
+      assertThat(largeObjects()).as("closed in the refused transaction").isEqualTo(before);
+    }
   }
 }

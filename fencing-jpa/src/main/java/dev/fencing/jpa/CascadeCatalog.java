@@ -20,6 +20,10 @@ import org.jspecify.annotations.Nullable;
  * DatabaseCascades#check} to each: the keys the application's own migrations (Flyway, Liquibase, a
  * script) declared, which the mapping knows nothing of, as well as those Hibernate created.
  *
+ * <p>A rule run by a write of a table ({@code CREATE RULE ... ON DELETE TO barn DO ALSO DELETE FROM
+ * foal ...}) is a cascade declared by other means: each table its actions name ({@code pg_depend})
+ * is checked as if it had a key to the rule's table. A view's {@code SELECT} rule is not read.
+ *
  * <p>It runs as a {@code SessionFactoryObserver} registered by {@link FencingIntegrator}, after
  * Hibernate's schema management ({@code hibernate.hbm2ddl.auto}, {@code
  * jakarta.persistence.schema-generation.database.action}), whose observer Hibernate registers
@@ -30,31 +34,59 @@ import org.jspecify.annotations.Nullable;
  * <p>Tables are matched by name in every schema (other sessions' temporary tables aside), as {@link
  * dev.fencing.jdbc.FencedTables} matches a written table to a declared one: a write of any table of
  * a fenced table's name needs its tokens, so a key of any of them is checked (a refusal names the
- * schema). The match is made here, by those rules, not by the server's (whose folding of non-ASCII
- * letters depends on the encoding and collation): every key with a writing action is read. Every
- * name in the query is qualified by {@code pg_catalog}: no object of the application's schemas, nor
- * the session's {@code search_path}, answers for one.
+ * schema). A key's rows are also those of its table's ancestors (a partition's, an {@code INHERITS}
+ * child's: read, updated and deleted through the parent) and, for a partitioned table, those of its
+ * partitions: a key declared on a partition or a child of a fenced table, or on the partitioned
+ * table of a fenced partition, is checked as the fenced table's. The match is made here, by those
+ * rules, not by the server's (whose folding of non-ASCII letters depends on the encoding and
+ * collation): every key with a writing action is read. Every name in the query is qualified by
+ * {@code pg_catalog}: no object of the application's schemas, nor the session's {@code
+ * search_path}, answers for one.
  */
 final class CascadeCatalog implements SessionFactoryObserver {
   private static final String KEYS =
-      "SELECT k.conname, n.nspname, c.relname,"
+      "SELECT s.name, n.nspname, c.relname, s.cols, r.relname, s.del, s.upd,"
+          // the tables whose rows are the written table's: its ancestors (partitioning, INHERITS)
+          + " ARRAY(WITH RECURSIVE up(oid) AS (SELECT s.relid UNION"
+          + " SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up"
+          + " ON i.inhrelid OPERATOR(pg_catalog.=) up.oid)"
+          + " SELECT t.relname::pg_catalog.text FROM up JOIN pg_catalog.pg_class t"
+          + " ON t.oid OPERATOR(pg_catalog.=) up.oid"
+          + " WHERE up.oid OPERATOR(pg_catalog.<>) s.relid ORDER BY t.relname),"
+          // a key's copies: the partitions below a partitioned table, whose rows are its own
+          + " ARRAY(SELECT t.relname::pg_catalog.text"
+          + " FROM pg_catalog.pg_partition_tree(s.relid) p JOIN pg_catalog.pg_class t"
+          + " ON t.oid OPERATOR(pg_catalog.=) p.relid"
+          + " WHERE p.relid OPERATOR(pg_catalog.<>) s.relid ORDER BY t.relname),"
+          + " s.kind"
+          + " FROM (SELECT k.conname AS name, k.conrelid AS relid, k.confrelid AS referenced,"
+          + " k.confdeltype AS del, k.confupdtype AS upd, 'k'::pg_catalog.\"char\" AS kind,"
           + " ARRAY(SELECT a.attname::pg_catalog.text"
           + " FROM pg_catalog.unnest(k.conkey) WITH ORDINALITY AS u(attnum, i)"
           + " JOIN pg_catalog.pg_attribute a"
           + " ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid"
-          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i),"
-          + " r.relname, k.confdeltype, k.confupdtype"
+          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS cols"
           + " FROM pg_catalog.pg_constraint k"
-          + " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.conrelid"
-          + " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
-          + " JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) k.confrelid"
           + " WHERE k.contype OPERATOR(pg_catalog.=) 'f'"
-          // a partition's copy of a partitioned table's key: its parent's is read
+          // a partition's copy of a partitioned table's key: its parent's is read (with the
+          // names of the partitions it covers)
           + " AND k.conparentid OPERATOR(pg_catalog.=) 0"
           + " AND (k.confdeltype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[])"
           + " OR k.confupdtype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[]))"
-          + " AND NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)"
-          + " ORDER BY n.nspname, c.relname, k.conname";
+          // a rule run by a write (not a view's SELECT): each table its actions name
+          + " UNION SELECT w.rulename, d.refobjid, w.ev_class, w.ev_type, NULL, 'r',"
+          + " '{}'::pg_catalog.text[]"
+          + " FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d"
+          + " ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+          + " AND d.objid OPERATOR(pg_catalog.=) w.oid"
+          + " AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+          + " AND d.deptype OPERATOR(pg_catalog.=) 'n'"
+          + " WHERE w.ev_type OPERATOR(pg_catalog.<>) '1') s"
+          + " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.relid"
+          + " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
+          + " JOIN pg_catalog.pg_class r ON r.oid OPERATOR(pg_catalog.=) s.referenced"
+          + " WHERE NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)"
+          + " ORDER BY s.kind, n.nspname, c.relname, s.name";
 
   private final transient DatabaseCascades cascades;
 
@@ -95,27 +127,33 @@ final class CascadeCatalog implements SessionFactoryObserver {
       Set<String> fenced = cascades.tableKeys();
       try (ResultSet rows = statement.executeQuery()) {
         while (rows.next()) {
-          if (!fenced.contains(DatabaseCascades.key(rows.getString(3)))) {
-            continue; // matched here, as FencedTables matches names (not by the server's rules)
+          String schema = rows.getString(2);
+          String table = rows.getString(3);
+          // the fenced tables whose rows this key writes: its own table, or one whose rows
+          // include its table's (an ancestor), or whose rows its table's include (a partition)
+          List<String[]> written = new ArrayList<>();
+          written.add(new String[] {table, ""});
+          for (String ancestor : (String[]) rows.getArray(8).getArray()) {
+            written.add(
+                new String[] {
+                  ancestor,
+                  "; "
+                      + schema
+                      + "."
+                      + table
+                      + " is a partition or inheritance child of "
+                      + ancestor
+                });
           }
-          String where =
-              " (constraint "
-                  + rows.getString(1)
-                  + " of "
-                  + rows.getString(2)
-                  + "."
-                  + rows.getString(3)
-                  + ", in the database)";
-          List<String> columns = List.of((String[]) rows.getArray(4).getArray());
-          for (String[] action :
-              new String[][] {
-                {"ON DELETE ", rows.getString(6)}, {"ON UPDATE ", rows.getString(7)}
-              }) {
-            String written = written(action[1]);
-            if (written != null) {
-              references.add(
-                  new DatabaseCascades.Reference(
-                      rows.getString(3), columns, rows.getString(5), action[0] + written + where));
+          for (String partition : (String[]) rows.getArray(9).getArray()) {
+            written.add(
+                new String[] {
+                  partition, "; " + partition + " is a partition of " + schema + "." + table
+                });
+          }
+          for (String[] target : written) {
+            if (fenced.contains(DatabaseCascades.key(target[0]))) {
+              add(references, rows, target[0], target[1]);
             }
           }
         }
@@ -126,6 +164,58 @@ final class CascadeCatalog implements SessionFactoryObserver {
       }
     }
     return references;
+  }
+
+  /** The writing actions of the key at {@code rows}' row, as a key of fenced {@code table}. */
+  private static void add(
+      List<DatabaseCascades.Reference> references, ResultSet rows, String table, String relation)
+      throws SQLException {
+    if ("r".equals(rows.getString(10))) {
+      String event =
+          switch (rows.getString(6)) {
+            case "2" -> "UPDATE";
+            case "3" -> "INSERT";
+            default -> "DELETE";
+          };
+      references.add(
+          new DatabaseCascades.Reference(
+              table,
+              List.of(),
+              rows.getString(5),
+              "rule "
+                  + rows.getString(1)
+                  + " ON "
+                  + event
+                  + " TO "
+                  + rows.getString(5)
+                  + ", in the database, whose actions name "
+                  + rows.getString(2)
+                  + "."
+                  + rows.getString(3)
+                  + relation.replace("; ", ", and "),
+              true));
+      return;
+    }
+    String where =
+        " (constraint "
+            + rows.getString(1)
+            + " of "
+            + rows.getString(2)
+            + "."
+            + rows.getString(3)
+            + ", in the database"
+            + relation
+            + ")";
+    List<String> columns = List.of((String[]) rows.getArray(4).getArray());
+    for (String[] action :
+        new String[][] {{"ON DELETE ", rows.getString(6)}, {"ON UPDATE ", rows.getString(7)}}) {
+      String written = written(action[1]);
+      if (written != null) {
+        references.add(
+            new DatabaseCascades.Reference(
+                table, columns, rows.getString(5), action[0] + written + where, false));
+      }
+    }
   }
 
   /** The action a {@code confdeltype} / {@code confupdtype} code names, if it writes; else null. */

@@ -56,7 +56,8 @@ final class DatabaseCascades {
    * A foreign key of a fenced table whose action writes it: {@code table}'s {@code columns} refer
    * to {@code referenced}, names as they are shown; {@code action} says what and where declared.
    */
-  record Reference(String table, List<String> columns, String referenced, String action) {}
+  record Reference(
+      String table, List<String> columns, String referenced, String action, boolean rule) {}
 
   /** What a write of a table needs: fixed resources, and whether its rows name their own. */
   private static final class Guard {
@@ -162,7 +163,8 @@ final class DatabaseCascades {
                   stored(table.getName(), table.isQuoted()),
                   names(key.getColumns()),
                   stored(key.getReferencedTable().getName(), key.getReferencedTable().isQuoted()),
-                  action));
+                  action,
+                  false));
         }
       }
     }
@@ -177,9 +179,28 @@ final class DatabaseCascades {
   void check(Reference reference) {
     Guard guard = guards.get(key(reference.table()));
     if (guard == null
-        || isOwnKey(reference)
+        || (!reference.rule() && isOwnKey(reference))
         || covers(guards.get(key(reference.referenced())), guard)) {
       return;
+    }
+    if (reference.rule()) {
+      throw new MappingException(
+          FencedEntity.invalid(
+                  guard.owner,
+                  "a "
+                      + reference.action()
+                      + ": PostgreSQL runs it inside a write of "
+                      + reference.referenced()
+                      + ", which does not need the tokens of the fenced rows of "
+                      + reference.table()
+                      + " that it may write; drop the rule (write those rows from the application,"
+                      + " fenced)"
+                      + (guard.perRow
+                          ? ""
+                          : ", or fence the entity of "
+                              + reference.referenced()
+                              + " with the same resource"))
+              .getMessage());
     }
     throw new MappingException(
         FencedEntity.invalid(

@@ -52,7 +52,8 @@ class CatalogCascadeTest {
   void dropTables() {
     sql(
         "DROP SCHEMA IF EXISTS stable CASCADE",
-        "DROP TABLE IF EXISTS foal, barn, paddock, cage, hutch CASCADE",
+        "DROP VIEW IF EXISTS foals",
+        "DROP TABLE IF EXISTS foal, barn, paddock, cage, hutch, herd CASCADE",
         "CREATE TABLE barn (id varchar(255) PRIMARY KEY)",
         "CREATE TABLE paddock (id varchar(255) PRIMARY KEY)",
         "INSERT INTO barn VALUES ('b')",
@@ -192,6 +193,116 @@ class CatalogCascadeTest {
     assertThat(refusal(thrown))
         .contains("table foal on [barn_id] to table barn is ON DELETE CASCADE")
         .contains("of stable.foal, in the database");
+  }
+
+  /**
+   * A key declared on a partition of a fenced table (not on the partitioned table) deletes rows of
+   * the fenced table: they are its rows. Before, the partition's name matched no fenced table and
+   * the barn's delete, with no token, deleted the fenced foal.
+   */
+  @Test
+  void aCascadeDeclaredOnAPartitionOfAFencedTableIsRefusedAtStart() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255))"
+            + " PARTITION BY LIST (id)",
+        "CREATE TABLE foal_f PARTITION OF foal FOR VALUES IN ('f')",
+        "ALTER TABLE foal_f ADD CONSTRAINT foal_f_barn FOREIGN KEY (barn_id) REFERENCES barn"
+            + " ON DELETE CASCADE",
+        "INSERT INTO foal VALUES ('f', 'b')");
+
+    Throwable thrown =
+        startAndWrite(s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate());
+
+    assertThat(query("SELECT count(*) FROM foal"))
+        .as("the unfenced barn's delete, with no token, must not delete the fenced foal")
+        .isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains("@Fenced on entity dev.fencing.jpa.Foal")
+        .contains(
+            "the foreign key of table foal on [barn_id] to table barn is ON DELETE CASCADE"
+                + " (constraint foal_f_barn of public.foal_f, in the database; public.foal_f is a"
+                + " partition or inheritance child of foal)");
+  }
+
+  /**
+   * An inheritance child's rows are read, updated and deleted through its parent: a cascading key
+   * of a child of a fenced table deletes rows Hibernate loads as the fenced entity's.
+   */
+  @Test
+  void aCascadeDeclaredOnAnInheritanceChildOfAFencedTableIsRefusedAtStart() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255) REFERENCES barn)",
+        "CREATE TABLE herd (CONSTRAINT herd_barn FOREIGN KEY (barn_id) REFERENCES barn"
+            + " ON DELETE CASCADE) INHERITS (foal)",
+        "INSERT INTO herd VALUES ('f', 'b')");
+
+    Throwable thrown =
+        startAndWrite(s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate());
+
+    assertThat(query("SELECT count(*) FROM foal")).isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains(
+            "table foal on [barn_id] to table barn is ON DELETE CASCADE (constraint herd_barn of"
+                + " public.herd, in the database; public.herd is a partition or inheritance child"
+                + " of foal)");
+  }
+
+  /**
+   * A fenced table that is a partition takes the partitioned table's key (PostgreSQL copies it to
+   * every partition): before, neither the partitioned table's name nor the copy was read.
+   */
+  @Test
+  void aCascadeOfThePartitionedTableOfAFencedPartitionIsRefusedAtStart() {
+    sql(
+        "CREATE TABLE herd (id varchar(255) PRIMARY KEY,"
+            + " barn_id varchar(255) REFERENCES barn ON DELETE CASCADE) PARTITION BY LIST (id)",
+        "CREATE TABLE foal PARTITION OF herd FOR VALUES IN ('f')",
+        "INSERT INTO foal VALUES ('f', 'b')");
+
+    Throwable thrown =
+        startAndWrite(s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate());
+
+    assertThat(query("SELECT count(*) FROM foal")).isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains(
+            "table foal on [barn_id] to table barn is ON DELETE CASCADE (constraint"
+                + " herd_barn_id_fkey of public.herd, in the database; foal is a partition of"
+                + " public.herd)");
+  }
+
+  /**
+   * A rule is a cascade declared by other means: PostgreSQL rewrites the unfenced barn's {@code
+   * DELETE} into one of the fenced foals too, a write no statement of the application names.
+   * Before, Hibernate started and the barn's delete, with no token, deleted the foal.
+   */
+  @Test
+  void aRuleOfAnotherTableThatWritesAFencedTableIsRefusedAtStart() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255))",
+        "CREATE RULE barn_gone AS ON DELETE TO barn"
+            + " DO ALSO DELETE FROM foal WHERE barn_id = OLD.id",
+        "INSERT INTO foal VALUES ('f', 'b')");
+
+    Throwable thrown =
+        startAndWrite(s -> s.createNativeMutationQuery("DELETE FROM barn").executeUpdate());
+
+    assertThat(query("SELECT count(*) FROM foal")).isEqualTo("1");
+    assertThat(refusal(thrown))
+        .contains("@Fenced on entity dev.fencing.jpa.Foal")
+        .contains(
+            "a rule barn_gone ON DELETE TO barn, in the database, whose actions name public.foal:"
+                + " PostgreSQL runs it inside a write of barn");
+  }
+
+  /** A rule that names no fenced table (nor a view's) is none of fencing's business. */
+  @Test
+  void aRuleThatNamesNoFencedTableIsKept() {
+    sql(
+        "CREATE TABLE foal (id varchar(255) PRIMARY KEY, barn_id varchar(255))",
+        "CREATE RULE barn_gone AS ON DELETE TO barn DO ALSO DELETE FROM paddock",
+        "CREATE VIEW foals AS SELECT * FROM foal");
+
+    assertThat(startAndWrite(s -> {})).isNull();
   }
 
   /**

@@ -147,7 +147,10 @@ final class FencingDataSourcePostProcessor
    * is wrapped, so only those that exist are looked at, and none is created here); or it belongs to
    * a parent context (SpringApplicationBuilder's {@code parent}), whose beans no post-processor of
    * this context sees, while this context's beans (a {@code JdbcTemplate}, the lease client) use
-   * it.
+   * it; a lazy singleton of such a parent is created here, since this context's first use would
+   * create it bare, after start-up. A parent with its own fencing post-processor is left to it (its
+   * beans are wrapped there, and one it excludes stays excluded), and so are its ancestors, which
+   * its own start checked.
    *
    * @throws IllegalStateException naming the bean
    */
@@ -155,10 +158,20 @@ final class FencingDataSourcePostProcessor
     FencingProperties config = properties.getObject();
     boolean parent = false;
     for (BeanFactory f = beanFactory; f != null; f = parentOf(f)) {
+      if (parent
+          && f instanceof ListableBeanFactory factory
+          && factory.getBeanNamesForType(FencingDataSourcePostProcessor.class, true, false).length
+              > 0) {
+        // a parent that fences with its own post-processor: its beans are wrapped there, its
+        // fencing.datasource.exclude is its own decision, and its own start checked the rest
+        return;
+      }
       if (f instanceof ListableBeanFactory factory && f instanceof SingletonBeanRegistry registry) {
         for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
+          // one of this context not created yet will be wrapped when it is; one of a parent
+          // (lazy there) would not be: it is created now, to be judged
           if (config.datasource().exclude().contains(name)
-              || !registry.containsSingleton(name)
+              || (!parent && !registry.containsSingleton(name))
               || !factory.isSingleton(name)) {
             continue;
           }

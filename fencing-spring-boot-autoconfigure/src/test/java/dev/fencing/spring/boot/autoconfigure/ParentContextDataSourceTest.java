@@ -7,7 +7,9 @@ import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
@@ -100,6 +102,142 @@ class ParentContextDataSourceTest {
                                         }
                                       });
                               assertThat(refused).isNotNull();
+                            }
+                            assertThat(
+                                    jdbc.queryForObject(
+                                        "SELECT count(*) FROM parent_entry", Long.class))
+                                .isZero();
+                          }));
+    }
+  }
+
+  /**
+   * A parent that fences with the starter and excludes its data source decided so for its own bean;
+   * a child with its own, different {@code fencing.datasource.exclude} must still start. Before,
+   * the child judged the parent's bean by its own exclusions and refused to start.
+   */
+  @Test
+  void aParentsOwnExclusionHoldsForItsBeanWhateverTheChildExcludes() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_excluded")) {
+      parent
+          .withConfiguration(AutoConfigurations.of(FencingAutoConfiguration.class))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .withPropertyValues("fencing.datasource.exclude=dataSource")
+          .run(
+              parentContext -> {
+                assertThat(parentContext).hasNotFailed();
+                child
+                    .withParent(parentContext)
+                    .withPropertyValues(PerClassDatabase.properties(db))
+                    .withPropertyValues("fencing.datasource.exclude=reporting")
+                    .run(context -> assertThat(context).hasNotFailed());
+              });
+    }
+  }
+
+  /** A bean of the child that takes the data source itself (nothing that waits for migrations). */
+  static final class Dao {
+    final DataSource dataSource;
+
+    Dao(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+  }
+
+  /**
+   * Lazy initialization ({@code spring.main.lazy-initialization}) in both contexts: the parent's
+   * data source does not exist yet when the child has started, and the child's first use creates it
+   * bare. Before, the child started, and a superseded token's write through its bean committed.
+   */
+  @Test
+  void aLazyParentDataSourceTheChildCreatesLaterFailsStartUp() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_lazy")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      ApplicationContextRunner leases =
+          new ApplicationContextRunner()
+              .withConfiguration(
+                  AutoConfigurations.of(
+                      DataSourceAutoConfiguration.class, FencingAutoConfiguration.class))
+              .withPropertyValues(PerClassDatabase.properties(db));
+      parent
+          .withInitializer(
+              c -> c.addBeanFactoryPostProcessor(new LazyInitializationBeanFactoryPostProcessor()))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withInitializer(
+                          c ->
+                              c.addBeanFactoryPostProcessor(
+                                  new LazyInitializationBeanFactoryPostProcessor()))
+                      .withBean(Dao.class)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            if (context.getStartupFailure() == null) {
+                              // what the started application did (before the fix)
+                              DataSource used = context.getBean(Dao.class).dataSource;
+                              leases.run(
+                                  other -> {
+                                    try (Superseded zombie =
+                                        Superseded.take(other.getBean(LeaseClient.class), "lazy")) {
+                                      catchThrowable(
+                                          () -> {
+                                            try (FencingScope scope =
+                                                Fencing.bind(zombie.stale())) {
+                                              new JdbcTemplate(used)
+                                                  .update("INSERT INTO parent_entry VALUES ('x')");
+                                            }
+                                          });
+                                    }
+                                  });
+                              assertThat(
+                                      new JdbcTemplate(used)
+                                          .queryForObject(
+                                              "SELECT count(*) FROM parent_entry", Long.class))
+                                  .as("a write with a superseded token")
+                                  .isZero();
+                            }
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                .hasStackTraceContaining("DataSource bean dataSource")
+                                .hasStackTraceContaining("parent context");
+                          }));
+    }
+  }
+
+  /**
+   * A bootstrap parent (Spring Cloud's) has no {@code DataSource}: a child that defines and fences
+   * its own starts, and its stale token's write is refused.
+   */
+  @Test
+  void aChildUnderAParentWithoutDataSourcesStarts() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_bootstrap")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      new ApplicationContextRunner()
+          .run(
+              bootstrap ->
+                  child
+                      .withParent(bootstrap)
+                      .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            assertThat(context).hasNotFailed();
+                            JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+                            try (Superseded zombie =
+                                Superseded.take(context.getBean(LeaseClient.class), "boot")) {
+                              assertThat(
+                                      catchThrowable(
+                                          () -> {
+                                            try (FencingScope scope =
+                                                Fencing.bind(zombie.stale())) {
+                                              jdbc.update(
+                                                  "INSERT INTO parent_entry VALUES ('stale')");
+                                            }
+                                          }))
+                                  .isNotNull();
                             }
                             assertThat(
                                     jdbc.queryForObject(
