@@ -1,11 +1,7 @@
 package dev.fencing.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.fencing.jdbc.Fencing;
-import dev.fencing.jdbc.FencingScope;
-import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import javax.sql.DataSource;
@@ -51,15 +47,10 @@ class EarlyDataSourceTest {
                   // write committed
                   LeaseClient leases = context.getBean(LeaseClient.class);
                   try (Superseded zombie = Superseded.take(leases, "early")) {
-                    FencingToken stale = zombie.stale();
                     JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
                     Throwable refused =
-                        catchThrowable(
-                            () -> {
-                              try (FencingScope scope = Fencing.bind(stale)) {
-                                jdbc.update("INSERT INTO early_entry (text) VALUES ('stale')");
-                              }
-                            });
+                        zombie.attempt(
+                            () -> jdbc.update("INSERT INTO early_entry (text) VALUES ('stale')"));
                     assertThat(
                             jdbc.queryForObject(
                                 "SELECT count(*) FROM early_entry WHERE text = 'stale'",

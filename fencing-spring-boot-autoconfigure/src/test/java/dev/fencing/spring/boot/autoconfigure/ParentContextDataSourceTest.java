@@ -1,10 +1,7 @@
 package dev.fencing.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.fencing.jdbc.Fencing;
-import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import javax.sql.DataSource;
@@ -53,13 +50,10 @@ class ParentContextDataSourceTest {
                               try (Superseded zombie =
                                   Superseded.take(context.getBean(LeaseClient.class), "parent")) {
                                 Throwable refused =
-                                    catchThrowable(
-                                        () -> {
-                                          try (FencingScope scope = Fencing.bind(zombie.stale())) {
+                                    zombie.attempt(
+                                        () ->
                                             jdbc.update(
-                                                "INSERT INTO parent_entry VALUES ('stale')");
-                                          }
-                                        });
+                                                "INSERT INTO parent_entry VALUES ('stale')"));
                                 assertThat(
                                         jdbc.queryForObject(
                                             "SELECT count(*) FROM parent_entry", Long.class))
@@ -95,12 +89,9 @@ class ParentContextDataSourceTest {
                             try (Superseded zombie =
                                 Superseded.take(context.getBean(LeaseClient.class), "parent")) {
                               Throwable refused =
-                                  catchThrowable(
-                                      () -> {
-                                        try (FencingScope scope = Fencing.bind(zombie.stale())) {
-                                          jdbc.update("INSERT INTO parent_entry VALUES ('stale')");
-                                        }
-                                      });
+                                  zombie.attempt(
+                                      () ->
+                                          jdbc.update("INSERT INTO parent_entry VALUES ('stale')"));
                               assertThat(refused).isNotNull();
                             }
                             assertThat(
@@ -182,14 +173,10 @@ class ParentContextDataSourceTest {
                                   other -> {
                                     try (Superseded zombie =
                                         Superseded.take(other.getBean(LeaseClient.class), "lazy")) {
-                                      catchThrowable(
-                                          () -> {
-                                            try (FencingScope scope =
-                                                Fencing.bind(zombie.stale())) {
+                                      zombie.attempt(
+                                          () ->
                                               new JdbcTemplate(used)
-                                                  .update("INSERT INTO parent_entry VALUES ('x')");
-                                            }
-                                          });
+                                                  .update("INSERT INTO parent_entry VALUES ('x')"));
                                     }
                                   });
                               assertThat(
@@ -229,14 +216,10 @@ class ParentContextDataSourceTest {
                             try (Superseded zombie =
                                 Superseded.take(context.getBean(LeaseClient.class), "boot")) {
                               assertThat(
-                                      catchThrowable(
-                                          () -> {
-                                            try (FencingScope scope =
-                                                Fencing.bind(zombie.stale())) {
+                                      zombie.attempt(
+                                          () ->
                                               jdbc.update(
-                                                  "INSERT INTO parent_entry VALUES ('stale')");
-                                            }
-                                          }))
+                                                  "INSERT INTO parent_entry VALUES ('stale')")))
                                   .isNotNull();
                             }
                             assertThat(

@@ -1,13 +1,9 @@
 package dev.fencing.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
-import dev.fencing.jdbc.Fencing;
-import dev.fencing.jdbc.FencingScope;
-import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import java.util.Map;
@@ -53,18 +49,14 @@ class RoutingDataSourceTest {
                   // what the started application did (before the fix)
                   LeaseClient leases = context.getBean(LeaseClient.class);
                   try (Superseded zombie = Superseded.take(leases, "routed")) {
-                    FencingToken stale = zombie.stale();
                     JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
                     KEY.set("archive");
                     Throwable refused;
                     try {
                       refused =
-                          catchThrowable(
-                              () -> {
-                                try (FencingScope scope = Fencing.bind(stale)) {
-                                  jdbc.update("INSERT INTO routed_entry (text) VALUES ('stale')");
-                                }
-                              });
+                          zombie.attempt(
+                              () ->
+                                  jdbc.update("INSERT INTO routed_entry (text) VALUES ('stale')"));
                     } finally {
                       KEY.remove();
                     }

@@ -1,10 +1,15 @@
 package dev.fencing.spring.boot.autoconfigure;
 
+import dev.fencing.jdbc.Fencing;
+import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import java.sql.SQLException;
 import java.time.Duration;
+import org.assertj.core.api.Assertions;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A zombie's token: a lease of {@code resource} taken and released, then a newer lease of the same
@@ -31,6 +36,19 @@ final class Superseded implements AutoCloseable {
   /** The superseded token. */
   FencingToken stale() {
     return stale;
+  }
+
+  /**
+   * Runs {@code write} with the superseded token bound; what it threw (the refusal), null if it
+   * threw nothing.
+   */
+  @Nullable Throwable attempt(ThrowingCallable write) {
+    return Assertions.catchThrowable(
+        () -> {
+          try (FencingScope scope = Fencing.bind(stale)) {
+            write.call();
+          }
+        });
   }
 
   /** Releases the newer lease. */
