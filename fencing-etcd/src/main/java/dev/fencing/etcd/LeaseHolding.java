@@ -157,15 +157,11 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
-    closeWatch();
-    lostOrEnded.complete(null);
-  }
-
-  private void closeWatch() {
     Watch.Watcher w = keyWatch;
     if (w != null) {
       w.close();
     }
+    lostOrEnded.complete(null);
   }
 
   private synchronized void extend(long until) {
@@ -176,14 +172,8 @@ final class LeaseHolding {
 
   /** Stops the keep-alives and revokes the lease (deleting the lock key, if any). */
   void end(Client client, Duration timeout) {
-    lost = true;
     ended = true;
-    ScheduledFuture<?> k = keepAlives;
-    if (k != null) {
-      k.cancel(false);
-    }
-    closeWatch();
-    lostOrEnded.complete(null);
+    lose(); // no more keep-alives nor watch; then the lease itself goes
     try {
       client.getLeaseClient().revoke(leaseId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
