@@ -96,4 +96,14 @@ public final class FencedTables {
   public static void withdrawRowWrite(String table) {
     TableGuards.withdraw(table);
   }
+
+  /**
+   * What a declared table and a written one are matched by, for a table's name as the server stores
+   * it (unquoted names already folded): its non-ASCII letters in lower case, cut to the 63 bytes
+   * the server keeps. For integrations that must find the declared tables' rows in the catalog
+   * (fencing-jpa's check of database cascades) by the same rule the guard uses.
+   */
+  public static String matchKey(String storedName) {
+    return TableGuards.matchKey(storedName);
+  }
 }

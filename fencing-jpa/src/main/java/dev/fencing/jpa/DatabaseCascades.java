@@ -1,5 +1,6 @@
 package dev.fencing.jpa;
 
+import dev.fencing.jdbc.FencedTables;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -74,9 +75,6 @@ final class DatabaseCascades {
 
   private final Map<String, List<OwnKey>> ownKeys = new HashMap<>();
   private final List<Table> tables = new ArrayList<>();
-
-  // NAMEDATALEN - 1: the bytes of a name the server keeps
-  private static final int NAME_BYTES = 63;
 
   private DatabaseCascades() {}
 
@@ -233,18 +231,7 @@ final class DatabaseCascades {
    * letters in lower case, cut to the 63 bytes the server keeps; without schema, as there.
    */
   static String key(String stored) {
-    int bytes = 0;
-    StringBuilder key = new StringBuilder();
-    for (int i = 0; i < stored.length(); ) {
-      int c = stored.codePointAt(i);
-      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-      if (bytes > NAME_BYTES) {
-        break;
-      }
-      key.appendCodePoint(c < 0x80 ? c : Character.toLowerCase(c));
-      i += Character.charCount(c);
-    }
-    return key.toString();
+    return FencedTables.matchKey(stored);
   }
 
   /** The name the server stores for a name the mapping gives: quoted as it is, else folded. */
