@@ -56,7 +56,10 @@ import org.jspecify.annotations.Nullable;
  *       meanwhile. {@link #isHeld()} says false while disconnected (it cannot know), true again
  *       after reconnecting to the same session.
  *   <li>After acquiring, the node is read back in the holder's own session (read-your-writes): the
- *       token is only returned if the node still exists and belongs to the current session.
+ *       token is only returned if the node still exists and belongs to the current session, the
+ *       same before and after the read (a client that gave its session up, as Curator does after a
+ *       disconnection longer than the session timeout, may be connected in a new one while
+ *       ZooKeeper still keeps the old session's node: that node is not held, and is deleted).
  *   <li>Limits: a ZooKeeper ensemble restored from an old backup, or a new ensemble, can hand out
  *       smaller zxids; PostgreSQL then refuses every new holder as stale (safe, but stuck) until an
  *       operator runs {@code fencing.reset_external(resource, <the new ensemble's zxid>)} once
@@ -81,6 +84,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
   private final TokenMutex mutex;
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
+  private volatile Runnable afterSessionRead = () -> {};
 
   /** {@code dropped}: ZooKeeper told the watch on the node that it was deleted. */
   private record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dropped) {}
@@ -217,19 +221,48 @@ public final class ZooKeeperFencedLock implements FencedLock {
         + "]";
   }
 
-  /** The node now held, read back in this session: its czxid is the token. */
+  /**
+   * The node now held, read back in this session: its czxid is the token. The session is read
+   * before and after the read-back and must be the same, and the node's: the client may have given
+   * its session up meanwhile (Curator does so after a disconnection longer than the session
+   * timeout) and be connected in a new one while ZooKeeper still keeps the old session and its node
+   * (until it times the session out): a node of a session the client has left is not held, whatever
+   * session it matches.
+   */
   private Holding readToken() throws InterruptedException {
     String node = mutex.node();
     try {
       long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+      afterSessionRead.run();
       AtomicBoolean dropped = new AtomicBoolean();
       Stat stat =
           client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
-      if (stat == null || stat.getEphemeralOwner() != session) {
+      long after = client.getZookeeperClient().getZooKeeper().getSessionId();
+      if (stat == null) {
         throw new FencedLockException(
             "lock node "
                 + node
                 + " is gone right after acquisition: the ZooKeeper session ended; not held");
+      }
+      if (stat.getEphemeralOwner() != session) {
+        throw new FencedLockException(
+            "lock node "
+                + node
+                + " belongs to ZooKeeper session 0x"
+                + Long.toHexString(stat.getEphemeralOwner())
+                + ", not to the client's session 0x"
+                + Long.toHexString(session)
+                + " (the client left the session that created it); not held");
+      }
+      if (after != session) {
+        throw new FencedLockException(
+            "the ZooKeeper session changed (from 0x"
+                + Long.toHexString(session)
+                + " to 0x"
+                + Long.toHexString(after)
+                + ") while the lock node "
+                + node
+                + " was read back: the node belongs to a session the client has left; not held");
       }
       return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
     } catch (InterruptedException | FencedLockException e) {
@@ -293,6 +326,11 @@ public final class ZooKeeperFencedLock implements FencedLock {
     } catch (Exception e) {
       return false;
     }
+  }
+
+  /** Runs {@code step} between reading the session id and reading the node back. For tests. */
+  void afterSessionRead(Runnable step) {
+    this.afterSessionRead = Objects.requireNonNull(step, "step");
   }
 
   private void releaseQuietly(Throwable failure) {
