@@ -2,11 +2,15 @@ package dev.fencing.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedLockException;
+import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -136,6 +140,44 @@ class ZooKeeperSessionChangeTest {
       assertThat(lock.isHeld()).isTrue();
       assertThat(left.get())
           .isNotEqualTo(client.getZookeeperClient().getZooKeeper().getSessionId());
+    }
+  }
+
+  /**
+   * A waiting contender's client leaves its session: ZooKeeper keeps the waiting node of the left
+   * session, which Curator, now in the new session, finds first once the holder lets go. The node
+   * is not the client's: no token, and the node is deleted so that the lock is free at once.
+   */
+  @Test
+  void aWaiterWhoseClientLeftItsSessionIsNotHandedTheLeftSessionsNode() throws Exception {
+    CuratorFramework holderClient = client();
+    CuratorFramework waiterClient = client();
+    String resource = resource();
+    try (ZooKeeperFencedLock holder = ZooKeeperFencedLock.builder(holderClient, resource).build();
+        ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build()) {
+      holder.acquire(PATIENCE);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return waiter.tryAcquire(PATIENCE);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await()
+          .atMost(PATIENCE)
+          .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
+      long left = leaveSession(waiterClient);
+      // the left session's waiting node is still there, and still behind the holder's
+      assertThat(holderClient.getChildren().forPath(holder.lockPath())).hasSize(2);
+      holder.release();
+      assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .hasCauseInstanceOf(FencedLockException.class)
+          .hasMessageContaining(Long.toHexString(left));
+      assertThat(waiter.isHeld()).isFalse();
+      assertThat(holderClient.getChildren().forPath(holder.lockPath())).isEmpty();
+      assertThat(holder.tryAcquire(SHORT)).isPresent();
     }
   }
 }
