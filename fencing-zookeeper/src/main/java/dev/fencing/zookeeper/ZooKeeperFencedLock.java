@@ -74,7 +74,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
- * concurrent holder. {@code close()} releases and also stops the object.
+ * concurrent holder. {@code close()} releases and also stops the object; an acquisition on another
+ * thread that completes after {@code close()} releases the lock at once and throws {@link
+ * IllegalStateException}.
  */
 public final class ZooKeeperFencedLock implements FencedLock {
 
@@ -142,6 +144,13 @@ public final class ZooKeeperFencedLock implements FencedLock {
     try {
       Holding h = readToken();
       holding = h;
+      if (closed) {
+        // close() came while this waited (and, not seeing the holding, released nothing): the
+        // closed object must not keep the lock
+        holding = null;
+        throw new IllegalStateException(
+            "lock on " + resource + " was closed while acquiring; released, not held");
+      }
       return Optional.of(h.token());
     } catch (InterruptedException | RuntimeException e) {
       releaseQuietly(e);

@@ -180,4 +180,41 @@ class ZooKeeperSessionChangeTest {
       assertThat(holder.tryAcquire(SHORT)).isPresent();
     }
   }
+
+  /**
+   * close() while another thread waits for the lock: close() returned with nothing held, and the
+   * wait then acquired, so that the closed lock object held the lock (for the whole session, if the
+   * waiting thread took close() at its word). The acquisition that completes after close() is
+   * released at once and refused as closed.
+   */
+  @Test
+  void anAcquisitionCompletingAfterCloseIsReleasedNotHeld() throws Exception {
+    CuratorFramework holderClient = client();
+    CuratorFramework waiterClient = client();
+    String resource = resource();
+    try (ZooKeeperFencedLock holder = ZooKeeperFencedLock.builder(holderClient, resource).build()) {
+      ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build();
+      holder.acquire(PATIENCE);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return waiter.tryAcquire(PATIENCE);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await()
+          .atMost(PATIENCE)
+          .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
+      waiter.close(); // nothing held yet
+      holder.release();
+      assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .hasCauseInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("closed");
+      assertThat(waiter.isHeld()).isFalse();
+      assertThat(holderClient.getChildren().forPath(holder.lockPath())).isEmpty();
+      assertThat(holder.tryAcquire(SHORT)).isPresent();
+    }
+  }
 }
