@@ -8,12 +8,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.zookeeper.common.PathUtils;
-import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,9 +85,6 @@ public final class ZooKeeperFencedLock implements FencedLock {
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
   private volatile Runnable afterSessionRead = () -> {};
-
-  /** {@code dropped}: ZooKeeper told the watch on the node that it was deleted. */
-  private record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dropped) {}
 
   private ZooKeeperFencedLock(CuratorFramework client, String resource, String lockPath) {
     this.client = client;
@@ -230,55 +225,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
         + "]";
   }
 
-  /**
-   * The node now held, read back in this session: its czxid is the token. The session is read
-   * before and after the read-back and must be the same, and the node's: the client may have given
-   * its session up meanwhile (Curator does so after a disconnection longer than the session
-   * timeout) and be connected in a new one while ZooKeeper still keeps the old session and its node
-   * (until it times the session out): a node of a session the client has left is not held, whatever
-   * session it matches.
-   */
+  /** The node now held, read back in this session: its czxid is the token. */
   private Holding readToken() throws InterruptedException {
-    String node = mutex.node();
-    try {
-      long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-      afterSessionRead.run();
-      AtomicBoolean dropped = new AtomicBoolean();
-      Stat stat =
-          client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
-      long after = client.getZookeeperClient().getZooKeeper().getSessionId();
-      if (stat == null) {
-        throw new FencedLockException(
-            "lock node "
-                + node
-                + " is gone right after acquisition: the ZooKeeper session ended; not held");
-      }
-      if (stat.getEphemeralOwner() != session) {
-        throw new FencedLockException(
-            "lock node "
-                + node
-                + " belongs to ZooKeeper session 0x"
-                + Long.toHexString(stat.getEphemeralOwner())
-                + ", not to the client's session 0x"
-                + Long.toHexString(session)
-                + " (the client left the session that created it); not held");
-      }
-      if (after != session) {
-        throw new FencedLockException(
-            "the ZooKeeper session changed (from 0x"
-                + Long.toHexString(session)
-                + " to 0x"
-                + Long.toHexString(after)
-                + ") while the lock node "
-                + node
-                + " was read back: the node belongs to a session the client has left; not held");
-      }
-      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
-    } catch (InterruptedException | FencedLockException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new FencedLockException("could not read back the lock node " + node, e);
-    }
+    return Holding.readBack(client, resource, mutex.node(), afterSessionRead);
   }
 
   /**
