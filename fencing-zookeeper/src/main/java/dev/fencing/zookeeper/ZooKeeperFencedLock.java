@@ -65,10 +65,11 @@ import org.jspecify.annotations.Nullable;
  *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
- * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session), or whose
- * lock node another client deleted (a watch on the node tells), is not held: the next {@link
- * #tryAcquire} on the acquiring thread forgets it and acquires anew; while disconnected the client
- * cannot know, and the lock still counts as held.
+ * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session, or gave the
+ * session up and is connecting anew), or whose lock node another client deleted (a watch on the
+ * node tells), is not held: the next {@link #tryAcquire} on the acquiring thread forgets it and
+ * acquires anew; while disconnected from the holding's own session the client cannot know, and the
+ * lock still counts as held.
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
@@ -257,15 +258,17 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
-  /** Whether the client is connected in another session than the one {@code h} was taken in. */
+  /**
+   * Whether the client left the session {@code h} was taken in: connected in another one, or
+   * connecting anew after giving it up (Curator does so after a disconnection longer than the
+   * session timeout).
+   */
   private boolean sessionEnded(Holding h) {
-    CuratorZookeeperClient zk = client.getZookeeperClient();
-    if (!zk.isConnected()) {
-      return false; // cannot know: the session may live on
-    }
     try {
-      long session = zk.getZooKeeper().getSessionId();
-      return session != 0 && session != h.sessionId();
+      // a disconnected handle keeps its session's id (it may live on: cannot know); a handle of
+      // another id (0: not connected yet) is one Curator made after giving that session up, which
+      // the client never resumes
+      return client.getZookeeperClient().getZooKeeper().getSessionId() != h.sessionId();
     } catch (Exception e) {
       return false;
     }

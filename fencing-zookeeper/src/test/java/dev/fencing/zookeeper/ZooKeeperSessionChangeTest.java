@@ -20,6 +20,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
@@ -215,6 +216,44 @@ class ZooKeeperSessionChangeTest {
       assertThat(waiter.isHeld()).isFalse();
       assertThat(holderClient.getChildren().forPath(holder.lockPath())).isEmpty();
       assertThat(holder.tryAcquire(SHORT)).isPresent();
+    }
+  }
+
+  /**
+   * The client gave its session up (Curator, after a disconnection longer than the session timeout)
+   * and is not connected in a new one yet: the holding's session is one the client can never
+   * resume, so it is not held (isHeld() says so) and must not make the lock "already held" ({@code
+   * IllegalStateException}, which reads as misuse) while the client reconnects. The next
+   * acquisition forgets it and fails as a lock-service failure instead, which a caller retries.
+   */
+  @Test
+  void aHoldingOfASessionTheClientLeftIsNotAlreadyHeldWhileTheClientReconnects() throws Exception {
+    CuratorFramework client =
+        CuratorFrameworkFactory.builder()
+            .connectString(zooKeeper.getConnectString())
+            .sessionTimeoutMs(60_000)
+            .connectionTimeoutMs(500)
+            .retryPolicy(new RetryNTimes(0, 0)) // no retries: fail fast while ZooKeeper is down
+            .build();
+    clients.add(client);
+    client.start();
+    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource()).build();
+    lock.acquire(PATIENCE);
+    ZooKeeper held = client.getZookeeperClient().getZooKeeper();
+    long session = held.getSessionId();
+    zooKeeper.stop();
+    try {
+      held.getTestable().injectSessionExpiration(); // as Curator does after the session timeout
+      await()
+          .atMost(PATIENCE)
+          .until(() -> client.getZookeeperClient().getZooKeeper().getSessionId() != session);
+      assertThat(lock.isHeld()).isFalse();
+      assertThatThrownBy(() -> lock.tryAcquire(Duration.ZERO))
+          .isInstanceOf(FencedLockException.class)
+          .hasMessageContaining("could not acquire");
+    } finally {
+      zooKeeper.restart();
     }
   }
 }
