@@ -70,7 +70,8 @@ import org.jspecify.annotations.Nullable;
  * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold; a revoke etcd did
  * not confirm is sent again, and the key deleted, when etcd's lock call for it completes). One lock
  * object holds at most one acquisition at a time (a lost one does not count); any thread may
- * release it.
+ * release it. {@code close()} waits for an acquisition in progress on another thread, which then
+ * revokes its lease and throws {@link IllegalStateException} instead of returning a token.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
@@ -149,7 +150,8 @@ public final class EtcdFencedLock implements FencedLock {
    * and the lock object can acquire again.
    *
    * @throws FencedLockException if etcd failed or the lease was lost while acquiring; not held
-   * @throws IllegalStateException if held (its lease alive as far as etcd said) or closed
+   * @throws IllegalStateException if held (its lease alive as far as etcd said) or closed (also
+   *     when closed while this waited: its lease then revoked)
    */
   @Override
   public Optional<FencingToken> tryAcquire(Duration wait) throws InterruptedException {
@@ -181,6 +183,12 @@ public final class EtcdFencedLock implements FencedLock {
                   watchKey,
                   saturatedNanos(wait))
               .run(h -> acquiring = h);
+      if (acquired.isPresent() && closed) {
+        // close() came while this waited (it waits for the guard): not acquired, nothing kept
+        acquired.get().end(client, requestTimeout);
+        throw new IllegalStateException(
+            "lock on " + resource + " was closed while acquiring; its lease revoked, not held");
+      }
       holding = acquired.orElse(null);
       return acquired.map(h -> Objects.requireNonNull(h.token));
     }

@@ -8,12 +8,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.zookeeper.common.PathUtils;
-import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -56,7 +54,10 @@ import org.jspecify.annotations.Nullable;
  *       meanwhile. {@link #isHeld()} says false while disconnected (it cannot know), true again
  *       after reconnecting to the same session.
  *   <li>After acquiring, the node is read back in the holder's own session (read-your-writes): the
- *       token is only returned if the node still exists and belongs to the current session.
+ *       token is only returned if the node still exists and belongs to the current session, the
+ *       same before and after the read (a client that gave its session up, as Curator does after a
+ *       disconnection longer than the session timeout, may be connected in a new one while
+ *       ZooKeeper still keeps the old session's node: that node is not held, and is deleted).
  *   <li>Limits: a ZooKeeper ensemble restored from an old backup, or a new ensemble, can hand out
  *       smaller zxids; PostgreSQL then refuses every new holder as stale (safe, but stuck) until an
  *       operator runs {@code fencing.reset_external(resource, <the new ensemble's zxid>)} once
@@ -64,14 +65,17 @@ import org.jspecify.annotations.Nullable;
  *       zxids are positive unless the epoch exceeds 2^31.
  * </ul>
  *
- * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session), or whose
- * lock node another client deleted (a watch on the node tells), is not held: the next {@link
- * #tryAcquire} on the acquiring thread forgets it and acquires anew; while disconnected the client
- * cannot know, and the lock still counts as held.
+ * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session, or gave the
+ * session up and is connecting anew), or whose lock node another client deleted (a watch on the
+ * node tells), is not held: the next {@link #tryAcquire} on the acquiring thread forgets it and
+ * acquires anew; while disconnected from the holding's own session the client cannot know, and the
+ * lock still counts as held.
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
- * concurrent holder. {@code close()} releases and also stops the object.
+ * concurrent holder. {@code close()} releases and also stops the object; an acquisition on another
+ * thread that completes after {@code close()} releases the lock at once and throws {@link
+ * IllegalStateException}.
  */
 public final class ZooKeeperFencedLock implements FencedLock {
 
@@ -81,9 +85,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
   private final TokenMutex mutex;
   private volatile @Nullable Holding holding;
   private volatile boolean closed;
-
-  /** {@code dropped}: ZooKeeper told the watch on the node that it was deleted. */
-  private record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dropped) {}
+  private volatile Runnable afterSessionRead = () -> {};
 
   private ZooKeeperFencedLock(CuratorFramework client, String resource, String lockPath) {
     this.client = client;
@@ -138,6 +140,13 @@ public final class ZooKeeperFencedLock implements FencedLock {
     try {
       Holding h = readToken();
       holding = h;
+      if (closed) {
+        // close() came while this waited (and, not seeing the holding, released nothing): the
+        // closed object must not keep the lock
+        holding = null;
+        throw new IllegalStateException(
+            "lock on " + resource + " was closed while acquiring; released, not held");
+      }
       return Optional.of(h.token());
     } catch (InterruptedException | RuntimeException e) {
       releaseQuietly(e);
@@ -219,24 +228,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
 
   /** The node now held, read back in this session: its czxid is the token. */
   private Holding readToken() throws InterruptedException {
-    String node = mutex.node();
-    try {
-      long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-      AtomicBoolean dropped = new AtomicBoolean();
-      Stat stat =
-          client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
-      if (stat == null || stat.getEphemeralOwner() != session) {
-        throw new FencedLockException(
-            "lock node "
-                + node
-                + " is gone right after acquisition: the ZooKeeper session ended; not held");
-      }
-      return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
-    } catch (InterruptedException | FencedLockException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new FencedLockException("could not read back the lock node " + node, e);
-    }
+    return Holding.readBack(client, resource, mutex.node(), afterSessionRead);
   }
 
   /**
@@ -266,15 +258,17 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
-  /** Whether the client is connected in another session than the one {@code h} was taken in. */
+  /**
+   * Whether the client left the session {@code h} was taken in: connected in another one, or
+   * connecting anew after giving it up (Curator does so after a disconnection longer than the
+   * session timeout).
+   */
   private boolean sessionEnded(Holding h) {
-    CuratorZookeeperClient zk = client.getZookeeperClient();
-    if (!zk.isConnected()) {
-      return false; // cannot know: the session may live on
-    }
     try {
-      long session = zk.getZooKeeper().getSessionId();
-      return session != 0 && session != h.sessionId();
+      // a disconnected handle keeps its session's id (it may live on: cannot know); a handle of
+      // another id (0: not connected yet) is one Curator made after giving that session up, which
+      // the client never resumes
+      return client.getZookeeperClient().getZooKeeper().getSessionId() != h.sessionId();
     } catch (Exception e) {
       return false;
     }
@@ -293,6 +287,11 @@ public final class ZooKeeperFencedLock implements FencedLock {
     } catch (Exception e) {
       return false;
     }
+  }
+
+  /** Runs {@code step} between reading the session id and reading the node back. For tests. */
+  void afterSessionRead(Runnable step) {
+    this.afterSessionRead = Objects.requireNonNull(step, "step");
   }
 
   private void releaseQuietly(Throwable failure) {

@@ -1,0 +1,105 @@
+package dev.fencing.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.jdbc.FencingToken;
+import dev.fencing.testing.EtcdServer;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link EtcdFencedLock#close()} while another thread waits for the lock: etcd only ({@link
+ * EtcdServer}), no PostgreSQL.
+ */
+class EtcdCloseTest {
+  private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+  private static EtcdServer etcd;
+  private final List<Client> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    etcd = EtcdServer.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(Client::close);
+  }
+
+  private Client client() {
+    Client client = Client.builder().endpoints(etcd.endpoint()).build();
+    clients.add(client);
+    return client;
+  }
+
+  private static long keys(Client client, EtcdFencedLock lock) throws Exception {
+    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
+    return client
+        .getKVClient()
+        .get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
+        .getCount();
+  }
+
+  /**
+   * close() came while another thread waited for the lock (close() waits for that acquisition to
+   * end): the acquisition returned a token, which close() revoked the moment after. A lock closed
+   * before it was acquired is not acquired: the acquisition gives up (its lease revoked) and says
+   * the lock was closed.
+   */
+  @Test
+  void anAcquisitionCompletingAfterCloseIsNotReturnedAsAcquired() throws Exception {
+    Client holderClient = client();
+    Client waiterClient = client();
+    String resource = "close-1";
+    try (EtcdFencedLock holder = EtcdFencedLock.builder(holderClient, resource).build()) {
+      EtcdFencedLock waiter = EtcdFencedLock.builder(waiterClient, resource).build();
+      holder.acquire(PATIENCE);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return waiter.tryAcquire(PATIENCE);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await().atMost(PATIENCE).until(() -> keys(holderClient, holder) == 2);
+      Thread closer = new Thread(waiter::close, "closer");
+      closer.start();
+      // closed is set; close() now waits for the acquisition to end
+      await().atMost(PATIENCE).until(() -> closer.getState() == Thread.State.BLOCKED);
+      holder.release();
+      assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .hasCauseInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("closed");
+      closer.join(PATIENCE.toMillis());
+      assertThat(closer.isAlive()).isFalse();
+      assertThat(waiter.isHeld()).isFalse();
+      assertThat(waiter.leaseId()).isEmpty();
+      assertThat(keys(holderClient, holder)).isZero();
+    }
+  }
+}
