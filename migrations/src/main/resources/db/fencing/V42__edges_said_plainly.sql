@@ -1,6 +1,6 @@
 -- Errors at the edges of the SQL API that were PostgreSQL's generic ones, or the fence's with the
 -- wrong advice; each is now the fence's own, specific error, and nothing changes. Every other
--- behaviour is the one in place (the bodies below are V8's, V12's and V41's otherwise; the four
+-- behaviour is the one in place (the bodies below are V8's, V12's and V41's otherwise; the five
 -- derived ones are edited in place, as V40 did).
 --
 -- 1. reset_external under REPEATABLE READ or SERIALIZABLE. The function reads the resource in the
@@ -37,8 +37,29 @@
 --    one, B82 and B114). (BadInputSqlTest B134, B135.)
 -- 5. advance_sequence(NULL) said "gap must be positive, was " (format's %s of a null): now "was
 --    null". (BadInputSqlTest B136.)
+-- 6. A check under REPEATABLE READ or SERIALIZABLE whose snapshot predates a reset_external. It
+--    reads the external resource's old max_seen; the row changed after its snapshot, so it cannot
+--    lock it, and a token at or below the snapshot's max_seen was refused as stale (ZF001 "a newer
+--    token was issued after this transaction began", hint "do not retry") also when the reset had
+--    lowered max_seen below it: the holder of the new issuer's current token was told it had lost
+--    its lock. reset_external now also updates the one row of external_reset (as protect and
+--    unprotect update protection_change, V17), and such a check probes that row: changed (or
+--    locked) after the snapshot means a reset ran since, and the answer is 40001, whose retry
+--    decides on the resource as the reset left it; unchanged means a newer token, ZF001 as before.
+--    Only the refusal path of a check under a snapshot reads the row. (ResetExternalSnapshotTest.)
 
--- 1. ------------------------------------------------------------------------------------------
+-- 6. ------------------------------------------------------------------------------------------
+CREATE TABLE ${flyway:defaultSchema}.external_reset (
+    id     boolean PRIMARY KEY DEFAULT true CHECK (id),
+    resets bigint  NOT NULL DEFAULT 0
+);
+INSERT INTO ${flyway:defaultSchema}.external_reset DEFAULT VALUES;
+ALTER TABLE ${flyway:defaultSchema}.external_reset OWNER TO "${owner_role}";
+REVOKE ALL ON ${flyway:defaultSchema}.external_reset FROM PUBLIC;
+COMMENT ON TABLE ${flyway:defaultSchema}.external_reset IS
+    'One row, updated by every reset_external: a check under a snapshot older than a reset sees it changed (V42)';
+
+-- 1. and 6. -----------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.reset_external(p_resource text, p_max_seen bigint)
     RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
@@ -60,10 +81,12 @@ BEGIN
     END IF;
     BEGIN -- a subtransaction; the lock it takes stays with the transaction
         SELECT * INTO r FROM ${flyway:defaultSchema}.resource WHERE id = r.id FOR NO KEY UPDATE;
+        -- 6: tells the checks under a snapshot older than this reset (fence_full)
+        UPDATE ${flyway:defaultSchema}.external_reset SET resets = resets + 1;
     EXCEPTION WHEN serialization_failure THEN
         -- (only under REPEATABLE READ / SERIALIZABLE: READ COMMITTED re-reads the changed row)
         RAISE EXCEPTION USING ERRCODE = '40001',
-            MESSAGE = format('fencing: reset_external cannot reset resource "%s" under %s: the resource was changed after this transaction''s snapshot was taken; run reset_external under READ COMMITTED',
+            MESSAGE = format('fencing: reset_external cannot reset resource "%s" under %s: a change committed after this transaction''s snapshot was taken (a newer token checked, or another reset); run reset_external under READ COMMITTED',
                              r.name, upper(current_setting('transaction_isolation'))),
             DETAIL = jsonb_build_object('resource', r.name, 'max_seen', p_max_seen,
                                         'isolation', current_setting('transaction_isolation'))::text,
@@ -135,7 +158,8 @@ BEGIN
 END
 $$;
 
--- 3 (issue_token), 4 (require_fenced, is_checked), 5 (advance_sequence): edited in place.
+-- 3 (issue_token), 4 (require_fenced, is_checked), 6 (fence_full), 5 (advance_sequence): edited
+-- in place.
 DO $migration$
 DECLARE
     v_edit text[];
@@ -159,6 +183,23 @@ BEGIN
               'v_parts[2] ~ ''^[0-9]{1,19}$''',
               'v_parts[2] ~ ''^[0-9]{1,19}$'' AND (length(v_parts[2]) < 19 OR v_parts[2] COLLATE "C" <= ''9223372036854775807'') /* V42: a bigint */',
               '2'],
+        ARRAY['${flyway:defaultSchema}.fence_full(text,bigint)',
+              E'            IF p_token <= r.max_seen THEN\n                PERFORM ${flyway:defaultSchema}.raise_error(\'ZF001\',',
+              E'            -- V42: below the snapshot\'s max_seen, but a reset_external since may have lowered\n'
+              '            -- it below this token: the retry decides (external_reset: see V42)\n'
+              '            IF p_token <= r.max_seen AND r.issuer = \'external\' THEN\n'
+              '                BEGIN\n'
+              '                    PERFORM FROM ${flyway:defaultSchema}.external_reset FOR SHARE NOWAIT;\n'
+              '                EXCEPTION WHEN serialization_failure OR lock_not_available THEN\n'
+              '                    RAISE EXCEPTION USING ERRCODE = \'40001\',\n'
+              '                        MESSAGE = format(\'fencing: resource "%s" was changed after this transaction began, and reset_external ran since (it may have lowered max_seen below token %s); retry the transaction\',\n'
+              '                                         r.name, p_token),\n'
+              '                        DETAIL = jsonb_build_object(\'resource\', r.name, \'token\', p_token)::text,\n'
+              '                        HINT = \'no newer token is known to this transaction; its retry decides on the resource as the reset left it\';\n'
+              '                END;\n'
+              '            END IF;\n'
+              '            IF p_token <= r.max_seen THEN\n                PERFORM ${flyway:defaultSchema}.raise_error(\'ZF001\',',
+              '1'],
         ARRAY['${flyway:defaultSchema}.advance_sequence(bigint)',
               'format(''gap must be positive, was %s'', p_gap)',
               'format(''gap must be positive, was %s'', coalesce(p_gap::text, ''null''))',

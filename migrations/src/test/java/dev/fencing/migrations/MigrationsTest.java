@@ -46,7 +46,8 @@ class MigrationsTest {
           "protected_table",
           "marker_secret",
           "cluster_epoch",
-          "protection_change");
+          "protection_change",
+          "external_reset");
   private static final List<String> FUNCTIONS =
       List.of(
           "issue_token(bigint)",
