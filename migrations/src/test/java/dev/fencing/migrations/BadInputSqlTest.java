@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.util.PSQLException;
 
@@ -413,6 +415,14 @@ class BadInputSqlTest {
             "would move the token sequence past the largest bigint; the largest gap possible is",
             "\"argument\": \"gap\""),
         refusal(
+            "B136",
+            "advance_sequence (V42): gap NULL",
+            "SELECT fencing.advance_sequence(NULL)",
+            args(),
+            "ZF006",
+            "gap must be positive, was null",
+            "\"argument\": \"gap\""),
+        refusal(
             "B71",
             "advance_sequence: gap 0",
             "SELECT fencing.advance_sequence(0)",
@@ -598,6 +608,30 @@ class BadInputSqlTest {
             args(Issued.KNOWN_TOKEN),
             "ZF002",
             "table public.app_fixed is protected",
+            "\"resource\": \"" + KNOWN + "\""),
+        refusal(
+            "B134",
+            "protected table (V42): a carried list, forged with this transaction's stamp, whose token"
+                + " is 19 digits past the largest bigint",
+            "SELECT fencing.carry(?, ?); SELECT set_config('fencing.tokens',"
+                + " current_setting('fencing.carry_stamp') || '|' || ? || ' 9999999999999999999,',"
+                + " true); INSERT INTO app_fixed VALUES (4, 'past-bigint')",
+            args(OTHER, Issued.OTHER_TOKEN, KNOWN),
+            "ZF002",
+            "missing fencing token for resource \""
+                + KNOWN
+                + "\": table public.app_fixed is protected",
+            "\"reason\": \"missing_token\""),
+        refusal(
+            "B135",
+            "protected table (V42): a forged checked marker whose token is 19 digits past the"
+                + " largest bigint",
+            "SELECT set_config('fencing.checked', (SELECT id FROM fencing.resource WHERE name = ?)"
+                + " || ':9999999999999999999:00000000000000000000000000000000,', true);"
+                + " DELETE FROM app_fixed",
+            args(KNOWN),
+            "ZF002",
+            "table public.app_fixed is protected",
             "\"resource\": \"" + KNOWN + "\""));
   }
 
@@ -670,7 +704,92 @@ class BadInputSqlTest {
     assertThat(FenceSnapshot.take(observer, APP_TABLES)).isEqualTo(before);
   }
 
+  @Test
+  @DisplayName(
+      "B132 a NULL token for an external resource: ZF002 whose hint names its issuer, not a lease")
+  void missingTokenOfAnExternalResourceIsNotSentToALease() throws SQLException {
+    FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
+    c.setAutoCommit(false);
+    for (String sql :
+        List.of(
+            "SELECT fencing.check_token(?, NULL)",
+            "SELECT fencing.check_one(?, NULL)",
+            "SELECT fencing.check_tokens(ARRAY[?], ARRAY[NULL]::bigint[])",
+            "SELECT fencing.carry(?, NULL)")) {
+      SQLException external =
+          Fence.assertFails(Fence.MISSING, () -> FenceSql.run(c, sql, EXTERNAL));
+      c.rollback();
+      assertThat(external.getMessage())
+          .as(sql)
+          .contains("missing fencing token for resource \"" + EXTERNAL + "\"");
+      assertThat(hint(external))
+          .as(sql)
+          .contains("fenced by external tokens", "the token its issuer (ZooKeeper, etcd) gave")
+          .doesNotContain("acquire a lease");
+      // a local resource's holder is still sent to its lease
+      SQLException local = Fence.assertFails(Fence.MISSING, () -> FenceSql.run(c, sql, KNOWN));
+      c.rollback();
+      assertThat(hint(local)).as(sql).isEqualTo("acquire a lease and present its token");
+    }
+    assertThat(FenceSnapshot.take(observer, APP_TABLES)).isEqualTo(before);
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = Interleaving.Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  @DisplayName(
+      "B133 reset_external under a snapshot older than the resource's last change: 40001 naming"
+          + " READ COMMITTED")
+  void resetExternalUnderAnOlderSnapshotSaysToRunItUnderReadCommitted(Interleaving.Isolation iso)
+      throws SQLException {
+    String r = "bad-sql/reset-" + iso.tag();
+    try (Connection app = db.connect()) {
+      FenceSql.run(app, "SELECT fencing.create_resource(?, true)", r);
+      Fence.check(app, r, 10L);
+
+      c.setAutoCommit(false);
+      c.setTransactionIsolation(iso.jdbcLevel);
+      assertThat(FenceSql.string(c, "SELECT current_setting('transaction_isolation')"))
+          .isEqualTo(iso.setting); // the operator's snapshot is taken
+      Fence.check(app, r, 20L); // a newer token committed after it
+
+      FenceSnapshot before = FenceSnapshot.take(observer, APP_TABLES);
+      SQLException e =
+          Fence.assertFails(
+              Interleaving.SERIALIZATION_FAILURE,
+              () -> FenceSql.run(c, "SELECT fencing.reset_external(?, 5)", r));
+      try {
+        c.commit();
+      } catch (SQLException rolledBack) {
+        // the server rolled the aborted transaction back
+      }
+      assertThat(e.getMessage())
+          .contains(
+              "reset_external cannot reset resource \""
+                  + r
+                  + "\" under "
+                  + iso.setting.toUpperCase(Locale.ROOT),
+              "run reset_external under READ COMMITTED");
+      assertThat(FenceSnapshot.take(observer, APP_TABLES)).isEqualTo(before);
+      assertThat(Fence.maxSeen(observer, r)).isEqualTo(20L);
+
+      // under the same isolation level, a snapshot the change is in: reset as asked
+      assertThat(FenceSql.longValue(c, "SELECT fencing.reset_external(?, 15)", r)).isEqualTo(20L);
+      c.commit();
+      assertThat(Fence.maxSeen(observer, r)).isEqualTo(15L);
+    } finally {
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
+
+  private static @Nullable String hint(SQLException e) {
+    return ((PSQLException) e).getServerErrorMessage() == null
+        ? null
+        : ((PSQLException) e).getServerErrorMessage().getHint();
+  }
 
   private void run(String sql, List<@Nullable Object> args) throws SQLException {
     int next = 0;

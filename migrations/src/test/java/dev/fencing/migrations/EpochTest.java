@@ -10,12 +10,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.util.PSQLException;
 
 /**
  * Issue 16, migration V12: a token is {@code epoch * 2^43 + counter}; the epoch is the server's
@@ -154,6 +156,77 @@ class EpochTest {
     }
     try (Connection operator = db.connect()) {
       assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
+    }
+  }
+
+  /**
+   * V42: the last token of the last epoch (the largest bigint) was issued; the next acquisition is
+   * refused with the exhaustion error, saying that no later epoch is left (it was 22003 "bigint out
+   * of range": the next token was computed past the largest bigint), nothing changed.
+   */
+  @Test
+  void theLastTokenOfTheLastEpochIsFollowedByTheExhaustionError() throws SQLException {
+    FenceSql.Snapshot before;
+    try (Connection operator = db.connect()) {
+      FenceSql.run(
+          operator,
+          "UPDATE fencing.cluster_epoch SET epoch_offset = 1048575 - (SELECT timeline - 1"
+              + " FROM fencing.epoch_status()), epoch_floor = 1048575");
+      FenceSql.run(operator, "SELECT setval('fencing.token_seq', ?)", Long.MAX_VALUE - 1);
+    }
+    try (Connection c = app.connect()) {
+      assertThat(Fence.acquire(c, "epoch/largest", "app", TTL)).isEqualTo(Long.MAX_VALUE);
+    }
+    try (Connection operator = db.connect()) {
+      before = FenceSql.snapshot(operator);
+    }
+    try (Connection c = app.connect()) {
+      SQLException e = assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/after", "app", TTL));
+      assertThat(e.getMessage())
+          .contains(
+              "the token counter of epoch 1048575 is exhausted (the next token would be past the"
+                  + " largest bigint 9223372036854775807",
+              "no later epoch is left: no more tokens can be issued");
+      assertThat(hint(e)).contains("cannot help").doesNotContain("runs SELECT");
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
+    }
+  }
+
+  /**
+   * V42: a sequence at the largest bigint in an early epoch, as advance_sequence of V8 to V39 could
+   * leave it (B131): the exhaustion error, saying that advance_epoch() cannot help (it was 22003),
+   * nothing changed; advance_epoch() itself refuses, as the hint says.
+   */
+  @Test
+  void aSequenceAtTheLargestBigintIsTheExhaustionError() throws SQLException {
+    long epoch;
+    FenceSql.Snapshot before;
+    try (Connection c = app.connect()) {
+      Fence.acquire(c, "epoch/before-max", "app", TTL);
+    }
+    try (Connection operator = db.connect()) {
+      epoch = FenceSql.longValue(operator, "SELECT epoch FROM fencing.epoch_status()");
+      FenceSql.run(operator, "SELECT setval('fencing.token_seq', ?)", Long.MAX_VALUE);
+      before = FenceSql.snapshot(operator);
+    }
+    try (Connection c = app.connect()) {
+      SQLException e = assertFails(EXHAUSTED, () -> Fence.acquire(c, "epoch/at-max", "app", TTL));
+      assertThat(e.getMessage())
+          .contains(
+              "the token counter of epoch "
+                  + epoch
+                  + " is exhausted (the next token would be past"
+                  + " the largest bigint",
+              "no more tokens can be issued");
+      assertThat(hint(e)).contains("advance_epoch() would move to epoch 1049599", "cannot help");
+    }
+    try (Connection operator = db.connect()) {
+      assertThat(FenceSql.snapshot(operator)).as("nothing changed").isEqualTo(before);
+      SQLException e =
+          assertFails(EXHAUSTED, () -> FenceSql.run(operator, "SELECT fencing.advance_epoch()"));
+      assertThat(e.getMessage()).contains("past the last epoch");
     }
   }
 
@@ -362,6 +435,12 @@ class EpochTest {
     return Fence.migrations(db).validate().stream()
         .filter(note -> note.startsWith("token epoch:"))
         .toList();
+  }
+
+  private static @Nullable String hint(SQLException e) {
+    return ((PSQLException) e).getServerErrorMessage() == null
+        ? null
+        : ((PSQLException) e).getServerErrorMessage().getHint();
   }
 
   private static void begin(Connection c, String isolation) throws SQLException {

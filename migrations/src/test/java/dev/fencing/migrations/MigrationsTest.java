@@ -46,7 +46,8 @@ class MigrationsTest {
           "protected_table",
           "marker_secret",
           "cluster_epoch",
-          "protection_change");
+          "protection_change",
+          "external_reset");
   private static final List<String> FUNCTIONS =
       List.of(
           "issue_token(bigint)",
@@ -185,7 +186,8 @@ class MigrationsTest {
               "38 issuance lock no role can take true",
               "39 epochs a lost history cannot reach true",
               "40 advance sequence within the epoch true",
-              "41 past the last epoch said plainly true");
+              "41 past the last epoch said plainly true",
+              "42 edges said plainly true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema

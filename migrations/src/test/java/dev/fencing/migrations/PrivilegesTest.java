@@ -48,17 +48,18 @@ class PrivilegesTest {
 
   /** Every table of the fence with a column an attacker would like to change. */
   private static final Map<String, String> TABLES =
-      Map.of(
-          "protected_table", "resource = 'attacker'",
-          "marker_secret", "secret = 'known'",
-          "resource", "max_seen = 0",
-          "lease", "holder = 'attacker'",
-          "issuance", "holder = 'attacker'",
-          "rejection", "reason = 'stale_token'",
-          "cluster_epoch", "epoch_offset = 0",
-          "protection_change", "changes = 0",
-          "catalog_checksum", "fingerprint = 'forged'",
-          "fencing_schema_history", "success = true");
+      Map.ofEntries(
+          Map.entry("protected_table", "resource = 'attacker'"),
+          Map.entry("marker_secret", "secret = 'known'"),
+          Map.entry("resource", "max_seen = 0"),
+          Map.entry("lease", "holder = 'attacker'"),
+          Map.entry("issuance", "holder = 'attacker'"),
+          Map.entry("rejection", "reason = 'stale_token'"),
+          Map.entry("cluster_epoch", "epoch_offset = 0"),
+          Map.entry("protection_change", "changes = 0"),
+          Map.entry("external_reset", "resets = 0"),
+          Map.entry("catalog_checksum", "fingerprint = 'forged'"),
+          Map.entry("fencing_schema_history", "success = true"));
 
   private static AppRole appUser;
 
