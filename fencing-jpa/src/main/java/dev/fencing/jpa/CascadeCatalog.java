@@ -71,7 +71,7 @@ final class CascadeCatalog implements SessionFactoryObserver {
           + " WHERE down.oid OPERATOR(pg_catalog.<>) s.relid"
           + " AND (s.kind OPERATOR(pg_catalog.=) 'r' OR c.relkind OPERATOR(pg_catalog.=) 'p')"
           + " ORDER BY t.relname),"
-          + " s.kind, s.rule, s.via, s.vianame, s.actions"
+          + " s.kind, s.rule, s.via, s.vianame, s.actions, s.refcols"
           + " FROM (SELECT k.conname AS name, k.conrelid AS relid, k.confrelid AS referenced,"
           + " k.confdeltype AS del, k.confupdtype AS upd, 'k'::pg_catalog.\"char\" AS kind,"
           + " ARRAY(SELECT a.attname::pg_catalog.text"
@@ -79,6 +79,12 @@ final class CascadeCatalog implements SessionFactoryObserver {
           + " JOIN pg_catalog.pg_attribute a"
           + " ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid"
           + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS cols,"
+          // the referenced columns, paired with those by position
+          + " ARRAY(SELECT a.attname::pg_catalog.text"
+          + " FROM pg_catalog.unnest(k.confkey) WITH ORDINALITY AS u(attnum, i)"
+          + " JOIN pg_catalog.pg_attribute a"
+          + " ON a.attrelid OPERATOR(pg_catalog.=) k.confrelid"
+          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS refcols,"
           + " NULL::pg_catalog.oid AS rule, NULL::pg_catalog.oid AS via,"
           + " NULL::pg_catalog.text AS vianame, NULL::pg_catalog.text AS actions"
           + " FROM pg_catalog.pg_constraint k"
@@ -92,7 +98,7 @@ final class CascadeCatalog implements SessionFactoryObserver {
           // those a view it names reads (a write of an updatable view writes them), with its
           // query trees, which say which of them it writes (RuleActions)
           + " UNION SELECT w.rulename, x.relid, w.ev_class, w.ev_type, NULL, 'r',"
-          + " '{}'::pg_catalog.text[], w.oid, x.via,"
+          + " '{}'::pg_catalog.text[], '{}'::pg_catalog.text[], w.oid, x.via,"
           + " (SELECT vn.nspname OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) v.relname"
           + " FROM pg_catalog.pg_class v JOIN pg_catalog.pg_namespace vn"
           + " ON vn.oid OPERATOR(pg_catalog.=) v.relnamespace"
@@ -232,6 +238,7 @@ final class CascadeCatalog implements SessionFactoryObserver {
               table,
               List.of(),
               rows.getString(5),
+              List.of(),
               "rule "
                   + rows.getString(1)
                   + " ON "
@@ -266,7 +273,12 @@ final class CascadeCatalog implements SessionFactoryObserver {
       if (written != null) {
         references.add(
             new DatabaseCascades.Reference(
-                table, columns, rows.getString(5), action[0] + written + where, false));
+                table,
+                columns,
+                rows.getString(5),
+                List.of((String[]) rows.getArray(15).getArray()),
+                action[0] + written + where,
+                false));
       }
     }
   }
