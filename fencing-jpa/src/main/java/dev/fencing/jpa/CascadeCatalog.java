@@ -5,7 +5,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.hibernate.SessionFactory;
 import org.hibernate.SessionFactoryObserver;
@@ -21,8 +24,13 @@ import org.jspecify.annotations.Nullable;
  * script) declared, which the mapping knows nothing of, as well as those Hibernate created.
  *
  * <p>A rule run by a write of a table ({@code CREATE RULE ... ON DELETE TO barn DO ALSO DELETE FROM
- * foal ...}) is a cascade declared by other means: each table its actions name ({@code pg_depend})
- * is checked as if it had a key to the rule's table. A view's {@code SELECT} rule is not read.
+ * foal ...}) is a cascade declared by other means: each table its actions write is checked as if it
+ * had a key to the rule's table. The tables are those its actions name ({@code pg_depend}) and
+ * those a view it names reads (a write of an automatically updatable view writes them), kept when
+ * the rule's query trees say its actions write the one named ({@link RuleActions}); when the trees
+ * cannot be read exactly, every one named counts as written. A write of a table writes its
+ * partitions and inheritance children too. A view's {@code SELECT} rule is not read, nor what a
+ * function an action calls writes.
  *
  * <p>It runs as a {@code SessionFactoryObserver} registered by {@link FencingIntegrator}, after
  * Hibernate's schema management ({@code hibernate.hbm2ddl.auto}, {@code
@@ -53,19 +61,32 @@ final class CascadeCatalog implements SessionFactoryObserver {
           + " SELECT t.relname::pg_catalog.text FROM up JOIN pg_catalog.pg_class t"
           + " ON t.oid OPERATOR(pg_catalog.=) up.oid"
           + " WHERE up.oid OPERATOR(pg_catalog.<>) s.relid ORDER BY t.relname),"
-          // a key's copies: the partitions below a partitioned table, whose rows are its own
-          + " ARRAY(SELECT t.relname::pg_catalog.text"
-          + " FROM pg_catalog.pg_partition_tree(s.relid) p JOIN pg_catalog.pg_class t"
-          + " ON t.oid OPERATOR(pg_catalog.=) p.relid"
-          + " WHERE p.relid OPERATOR(pg_catalog.<>) s.relid ORDER BY t.relname),"
-          + " s.kind"
+          // a key's copies: the partitions below a partitioned table, whose rows are its own; a
+          // rule's write of a table writes its inheritance children too (no key is inherited)
+          + " ARRAY(WITH RECURSIVE down(oid) AS (SELECT s.relid UNION"
+          + " SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down"
+          + " ON i.inhparent OPERATOR(pg_catalog.=) down.oid)"
+          + " SELECT t.relname::pg_catalog.text FROM down JOIN pg_catalog.pg_class t"
+          + " ON t.oid OPERATOR(pg_catalog.=) down.oid"
+          + " WHERE down.oid OPERATOR(pg_catalog.<>) s.relid"
+          + " AND (s.kind OPERATOR(pg_catalog.=) 'r' OR c.relkind OPERATOR(pg_catalog.=) 'p')"
+          + " ORDER BY t.relname),"
+          + " s.kind, s.rule, s.via, s.vianame, s.actions, s.refcols"
           + " FROM (SELECT k.conname AS name, k.conrelid AS relid, k.confrelid AS referenced,"
           + " k.confdeltype AS del, k.confupdtype AS upd, 'k'::pg_catalog.\"char\" AS kind,"
           + " ARRAY(SELECT a.attname::pg_catalog.text"
           + " FROM pg_catalog.unnest(k.conkey) WITH ORDINALITY AS u(attnum, i)"
           + " JOIN pg_catalog.pg_attribute a"
           + " ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid"
-          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS cols"
+          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS cols,"
+          // the referenced columns, paired with those by position
+          + " ARRAY(SELECT a.attname::pg_catalog.text"
+          + " FROM pg_catalog.unnest(k.confkey) WITH ORDINALITY AS u(attnum, i)"
+          + " JOIN pg_catalog.pg_attribute a"
+          + " ON a.attrelid OPERATOR(pg_catalog.=) k.confrelid"
+          + " AND a.attnum OPERATOR(pg_catalog.=) u.attnum ORDER BY u.i) AS refcols,"
+          + " NULL::pg_catalog.oid AS rule, NULL::pg_catalog.oid AS via,"
+          + " NULL::pg_catalog.text AS vianame, NULL::pg_catalog.text AS actions"
           + " FROM pg_catalog.pg_constraint k"
           + " WHERE k.contype OPERATOR(pg_catalog.=) 'f'"
           // a partition's copy of a partitioned table's key: its parent's is read (with the
@@ -73,14 +94,31 @@ final class CascadeCatalog implements SessionFactoryObserver {
           + " AND k.conparentid OPERATOR(pg_catalog.=) 0"
           + " AND (k.confdeltype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[])"
           + " OR k.confupdtype OPERATOR(pg_catalog.=) ANY ('{c,n,d}'::pg_catalog.\"char\"[]))"
-          // a rule run by a write (not a view's SELECT): each table its actions name
-          + " UNION SELECT w.rulename, d.refobjid, w.ev_class, w.ev_type, NULL, 'r',"
-          + " '{}'::pg_catalog.text[]"
-          + " FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d"
-          + " ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+          // a rule run by a write (not a view's SELECT): each table its actions name (via), and
+          // those a view it names reads (a write of an updatable view writes them), with its
+          // query trees, which say which of them it writes (RuleActions)
+          + " UNION SELECT w.rulename, x.relid, w.ev_class, w.ev_type, NULL, 'r',"
+          + " '{}'::pg_catalog.text[], '{}'::pg_catalog.text[], w.oid, x.via,"
+          + " (SELECT vn.nspname OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) v.relname"
+          + " FROM pg_catalog.pg_class v JOIN pg_catalog.pg_namespace vn"
+          + " ON vn.oid OPERATOR(pg_catalog.=) v.relnamespace"
+          + " WHERE v.oid OPERATOR(pg_catalog.=) x.via),"
+          + " w.ev_action::pg_catalog.text"
+          + " FROM pg_catalog.pg_rewrite w, LATERAL (WITH RECURSIVE named(relid, via) AS ("
+          + " SELECT d.refobjid, d.refobjid FROM pg_catalog.pg_depend d"
+          + " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
           + " AND d.objid OPERATOR(pg_catalog.=) w.oid"
           + " AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
           + " AND d.deptype OPERATOR(pg_catalog.=) 'n'"
+          + " UNION SELECT e.refobjid, named.via FROM named JOIN pg_catalog.pg_rewrite u"
+          + " ON u.ev_class OPERATOR(pg_catalog.=) named.relid"
+          + " AND u.ev_type OPERATOR(pg_catalog.=) '1'"
+          + " JOIN pg_catalog.pg_depend e"
+          + " ON e.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+          + " AND e.objid OPERATOR(pg_catalog.=) u.oid"
+          + " AND e.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+          + " AND e.deptype OPERATOR(pg_catalog.=) 'n')"
+          + " SELECT named.relid, named.via FROM named) x"
           + " WHERE w.ev_type OPERATOR(pg_catalog.<>) '1') s"
           + " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.relid"
           + " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
@@ -125,8 +163,20 @@ final class CascadeCatalog implements SessionFactoryObserver {
     boolean autoCommit = connection.getAutoCommit();
     try (PreparedStatement statement = connection.prepareStatement(KEYS)) {
       Set<String> fenced = cascades.tableKeys();
+      // by rule: the relations its actions write (RuleActions), empty if it cannot tell
+      Map<Long, Optional<Set<Long>>> writes = new HashMap<>();
       try (ResultSet rows = statement.executeQuery()) {
         while (rows.next()) {
+          boolean rule = "r".equals(rows.getString(10));
+          if (rule) {
+            String actions = rows.getString(14);
+            Optional<Set<Long>> written =
+                writes.computeIfAbsent(
+                    rows.getLong(11), r -> Optional.ofNullable(RuleActions.written(actions)));
+            if (written.isPresent() && !written.get().contains(rows.getLong(12))) {
+              continue; // a relation the rule only reads (or a view it only reads reads)
+            }
+          }
           String schema = rows.getString(2);
           String table = rows.getString(3);
           // the fenced tables whose rows this key writes: its own table, or one whose rows
@@ -148,7 +198,13 @@ final class CascadeCatalog implements SessionFactoryObserver {
           for (String partition : (String[]) rows.getArray(9).getArray()) {
             written.add(
                 new String[] {
-                  partition, "; " + partition + " is a partition of " + schema + "." + table
+                  partition,
+                  "; "
+                      + partition
+                      + (rule ? " is a partition or inheritance child of " : " is a partition of ")
+                      + schema
+                      + "."
+                      + table
                 });
           }
           for (String[] target : written) {
@@ -182,13 +238,17 @@ final class CascadeCatalog implements SessionFactoryObserver {
               table,
               List.of(),
               rows.getString(5),
+              List.of(),
               "rule "
                   + rows.getString(1)
                   + " ON "
                   + event
                   + " TO "
                   + rows.getString(5)
-                  + ", in the database, whose actions name "
+                  + ", in the database, whose actions "
+                  + (rows.getString(13).equals(rows.getString(2) + "." + rows.getString(3))
+                      ? "name "
+                      : "write " + rows.getString(13) + ", a view of ")
                   + rows.getString(2)
                   + "."
                   + rows.getString(3)
@@ -213,7 +273,12 @@ final class CascadeCatalog implements SessionFactoryObserver {
       if (written != null) {
         references.add(
             new DatabaseCascades.Reference(
-                table, columns, rows.getString(5), action[0] + written + where, false));
+                table,
+                columns,
+                rows.getString(5),
+                List.of((String[]) rows.getArray(15).getArray()),
+                action[0] + written + where,
+                false));
       }
     }
   }

@@ -55,10 +55,16 @@ final class DatabaseCascades {
 
   /**
    * A foreign key of a fenced table whose action writes it: {@code table}'s {@code columns} refer
-   * to {@code referenced}, names as they are shown; {@code action} says what and where declared.
+   * to {@code referenced}'s {@code referencedColumns} (pairwise; empty for a rule), names as they
+   * are shown; {@code action} says what and where declared.
    */
   record Reference(
-      String table, List<String> columns, String referenced, String action, boolean rule) {}
+      String table,
+      List<String> columns,
+      String referenced,
+      List<String> referencedColumns,
+      String action,
+      boolean rule) {}
 
   /** What a write of a table needs: fixed resources, and whether its rows name their own. */
   private static final class Guard {
@@ -67,8 +73,11 @@ final class DatabaseCascades {
     @Nullable String owner;
   }
 
-  /** A key of a row's own part: its columns, and the owner's tables it may refer to. */
-  private record OwnKey(Set<String> columns, Set<String> owners) {}
+  /**
+   * A key of a row's own part: its columns, and the owner's tables it may refer to, each with its
+   * primary key's columns, which the own columns refer to pairwise (the same row).
+   */
+  private record OwnKey(List<String> columns, Map<String, List<String>> owners) {}
 
   /** By {@link #key}: the tables the mapping fences, and their own parts' keys. */
   private final Map<String, Guard> guards = new HashMap<>();
@@ -86,9 +95,9 @@ final class DatabaseCascades {
       if (fencing == null) {
         continue;
       }
-      Set<String> owners = new HashSet<>();
+      Map<String, List<String>> owners = new HashMap<>();
       for (Table table : entity.getTableClosure()) {
-        owners.add(key(table));
+        owners.put(key(table), primaryKey(table));
         cascades.guard(table, fencing);
       }
       for (Join join : entity.getJoinClosure()) {
@@ -106,9 +115,9 @@ final class DatabaseCascades {
       for (PersistentClass entity : metadata.getEntityBindings()) {
         FencedEntity fencing = fenced.get(entity.getEntityName());
         if (fencing != null && ownsOrInherits(entity, collection.getOwner())) {
-          Set<String> owners = new HashSet<>();
+          Map<String, List<String>> owners = new HashMap<>();
           for (Table table : entity.getTableClosure()) {
-            owners.add(key(table));
+            owners.put(key(table), primaryKey(table));
           }
           Table table = collection.getCollectionTable();
           cascades.guard(table, fencing);
@@ -161,6 +170,9 @@ final class DatabaseCascades {
                   stored(table.getName(), table.isQuoted()),
                   names(key.getColumns()),
                   stored(key.getReferencedTable().getName(), key.getReferencedTable().isQuoted()),
+                  key.isReferenceToPrimaryKey()
+                      ? names(primaryKeyColumns(key.getReferencedTable()))
+                      : names(key.getReferencedColumns()),
                   action,
                   false));
         }
@@ -294,25 +306,55 @@ final class DatabaseCascades {
     }
   }
 
-  private void ownKey(Table table, List<Column> columns, Set<String> owners) {
-    Set<String> names = new HashSet<>();
-    for (String name : names(columns)) { // stored names
-      names.add(key(name));
-    }
-    ownKeys.computeIfAbsent(key(table), t -> new ArrayList<>()).add(new OwnKey(names, owners));
+  private void ownKey(Table table, List<Column> columns, Map<String, List<String>> owners) {
+    ownKeys
+        .computeIfAbsent(key(table), t -> new ArrayList<>())
+        .add(new OwnKey(keys(names(columns)), owners));
   }
 
+  /**
+   * Whether {@code reference} is a row's own part's key: its own key columns referring, pairwise,
+   * to the primary key of one of the owner's tables. The same columns referring to another (unique)
+   * column of that table refer to another row, of another resource if rows name their own.
+   */
   private boolean isOwnKey(Reference reference) {
-    Set<String> columns = new HashSet<>();
-    for (String column : reference.columns()) {
-      columns.add(key(column));
-    }
+    Set<List<String>> pairs = pairs(keys(reference.columns()), keys(reference.referencedColumns()));
     for (OwnKey own : ownKeys.getOrDefault(key(reference.table()), List.of())) {
-      if (own.columns().equals(columns) && own.owners().contains(key(reference.referenced()))) {
+      List<String> ownerKey = own.owners().get(key(reference.referenced()));
+      if (ownerKey != null && pairs != null && pairs.equals(pairs(own.columns(), ownerKey))) {
         return true;
       }
     }
     return false;
+  }
+
+  /** The pairs (referencing column, referenced column), by {@link #key}; null if unpaired. */
+  private static @Nullable Set<List<String>> pairs(List<String> columns, List<String> referenced) {
+    if (columns.isEmpty() || columns.size() != referenced.size()) {
+      return null;
+    }
+    Set<List<String>> pairs = new HashSet<>();
+    for (int i = 0; i < columns.size(); i++) {
+      pairs.add(List.of(columns.get(i), referenced.get(i)));
+    }
+    return pairs;
+  }
+
+  private static List<String> keys(List<String> names) {
+    List<String> keys = new ArrayList<>();
+    for (String name : names) { // stored names
+      keys.add(key(name));
+    }
+    return keys;
+  }
+
+  /** The stored names of {@code table}'s primary key columns, by {@link #key}; empty if none. */
+  private static List<String> primaryKey(Table table) {
+    return keys(names(primaryKeyColumns(table)));
+  }
+
+  private static List<Column> primaryKeyColumns(Table table) {
+    return table.getPrimaryKey() == null ? List.of() : table.getPrimaryKey().getColumns();
   }
 
   /**

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.HierarchicalBeanFactory;
@@ -20,7 +21,11 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.core.Ordered;
 import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 
@@ -39,10 +44,16 @@ import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
  * connections would carry no token: start-up fails naming it ({@link #requireFenced}), at the
  * fence's migrations (before the application's Flyway and JPA use it) and once all singletons
  * exist. So does one of a parent context that this context uses: no post-processor of this context
- * sees another context's beans.
+ * sees another context's beans. And one of a child context that has no fencing of its own, when the
+ * child's refresh completes (its {@code ContextRefreshedEvent} reaches this context): auto-
+ * configuration runs per context, so no post-processor wraps the child's beans.
  */
 final class FencingDataSourcePostProcessor
-    implements BeanPostProcessor, Ordered, BeanFactoryAware, SmartInitializingSingleton {
+    implements BeanPostProcessor,
+        Ordered,
+        BeanFactoryAware,
+        SmartInitializingSingleton,
+        ApplicationListener<ContextRefreshedEvent> {
   private static final Logger LOG = LoggerFactory.getLogger(FencingDataSourcePostProcessor.class);
   // why a DataSource bean is not fenced, and what to do (requireFenced)
   private static final String EARLY =
@@ -56,6 +67,11 @@ final class FencingDataSourcePostProcessor
           + " wrap, and this context uses it";
   private static final String PARENT_REMEDY =
       "Enable fencing in the parent context too (its auto-configuration wraps it there)";
+  private static final String CHILD =
+      "it belongs to a child context that has no fencing of its own (auto-configuration runs per"
+          + " context: the parent's fencing post-processor cannot wrap the child's beans)";
+  private static final String CHILD_REMEDY =
+      "Enable fencing in the child context too (its auto-configuration wraps it there)";
 
   private final ObjectProvider<FencingProperties> properties;
   private final ObjectProvider<FencingMeters> metrics;
@@ -148,9 +164,10 @@ final class FencingDataSourcePostProcessor
    * a parent context (SpringApplicationBuilder's {@code parent}), whose beans no post-processor of
    * this context sees, while this context's beans (a {@code JdbcTemplate}, the lease client) use
    * it; a lazy singleton of such a parent is created here, since this context's first use would
-   * create it bare, after start-up. A parent with its own fencing post-processor is left to it (its
-   * beans are wrapped there, and one it excludes stays excluded), and so are its ancestors, which
-   * its own start checked.
+   * create it bare, after start-up, and so is one instance of a prototype (or other scope) of such
+   * a parent, every instance of which the parent creates bare. A parent with its own fencing
+   * post-processor is left to it (its beans are wrapped there, and one it excludes stays excluded),
+   * and so are its ancestors, which its own start checked.
    *
    * @throws IllegalStateException naming the bean
    */
@@ -168,29 +185,92 @@ final class FencingDataSourcePostProcessor
       }
       if (f instanceof ListableBeanFactory factory && f instanceof SingletonBeanRegistry registry) {
         for (String name : factory.getBeanNamesForType(DataSource.class, true, false)) {
-          // one of this context not created yet will be wrapped when it is; one of a parent
-          // (lazy there) would not be: it is created now, to be judged
+          // one of this context not created yet will be wrapped when it is (a prototype's every
+          // instance is); one of a parent (lazy or prototype there) would not be: it is judged
           if (config.datasource().exclude().contains(name)
-              || (!parent && !registry.containsSingleton(name))
-              || !factory.isSingleton(name)) {
+              || (!parent && (!registry.containsSingleton(name) || !factory.isSingleton(name)))) {
             continue;
           }
-          DataSource dataSource = factory.getBean(name, DataSource.class);
-          if (!isFenced(dataSource)) {
-            throw new IllegalStateException(
-                "DataSource bean "
-                    + name
-                    + " ("
-                    + dataSource.getClass().getName()
-                    + ") is not fenced: "
-                    + (parent ? PARENT : EARLY)
-                    + ", so its connections would carry no fencing token. "
-                    + (parent ? PARENT_REMEDY : EARLY_REMEDY)
-                    + ", or list the bean in fencing.datasource.exclude");
-          }
+          judge(factory, name, parent ? PARENT : EARLY, parent ? PARENT_REMEDY : EARLY_REMEDY);
         }
       }
       parent = true;
+    }
+  }
+
+  /**
+   * Judges the {@code DataSource} beans of a descendant context when its refresh completes (events
+   * reach the parents), unless it or a context between it and this one has a fencing post-processor
+   * of its own (which wraps and judges them there): no post-processor of this context sees them.
+   * Every bean that is not excluded is judged: a singleton not created yet (lazy) and an instance
+   * of a prototype are created to be.
+   *
+   * @throws IllegalStateException naming the bean, which fails the child's refresh
+   */
+  @Override
+  public void onApplicationEvent(ContextRefreshedEvent event) {
+    if (!(event.getApplicationContext() instanceof ConfigurableApplicationContext context)
+        || context.getBeanFactory() == beanFactory) {
+      return; // this context's own refresh: requireFenced judged it
+    }
+    for (BeanFactory f = context.getBeanFactory(); f != null && f != beanFactory; f = parentOf(f)) {
+      if (f instanceof ListableBeanFactory factory
+          && factory.getBeanNamesForType(FencingDataSourcePostProcessor.class, true, false).length
+              > 0) {
+        return;
+      }
+    }
+    FencingProperties config = properties.getObject();
+    ListableBeanFactory child = context.getBeanFactory();
+    for (String name : child.getBeanNamesForType(DataSource.class, true, false)) {
+      if (!config.datasource().exclude().contains(name)) {
+        judge(child, name, CHILD, CHILD_REMEDY);
+      }
+    }
+  }
+
+  /**
+   * Fails unless bean {@code name} of {@code factory} (another context's, or one created before
+   * this post-processor) is fenced. A singleton is created if it does not exist yet; a bean of
+   * another scope (a prototype: each use creates a new one there, never wrapped) has one instance
+   * created to be judged, destroyed again.
+   */
+  private static void judge(ListableBeanFactory factory, String name, String why, String remedy) {
+    boolean singleton = factory.isSingleton(name);
+    DataSource dataSource;
+    try {
+      dataSource = factory.getBean(name, DataSource.class);
+    } catch (BeansException e) {
+      if (singleton) {
+        throw e;
+      }
+      throw new IllegalStateException(
+          "DataSource bean "
+              + name
+              + " is not a singleton and no instance of it could be created to judge whether it is"
+              + " fenced: "
+              + why
+              + ". "
+              + remedy
+              + ", or list the bean in fencing.datasource.exclude",
+          e);
+    }
+    boolean fenced = isFenced(dataSource);
+    if (!singleton && factory instanceof ConfigurableBeanFactory configurable) {
+      configurable.destroyBean(name, dataSource);
+    }
+    if (!fenced) {
+      throw new IllegalStateException(
+          "DataSource bean "
+              + name
+              + " ("
+              + dataSource.getClass().getName()
+              + (singleton ? "" : ", prototype or other non-singleton scope: every use creates one")
+              + ") is not fenced: "
+              + why
+              + ", so its connections would carry no fencing token. "
+              + remedy
+              + ", or list the bean in fencing.datasource.exclude");
     }
   }
 

@@ -2,16 +2,19 @@ package dev.fencing.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * A {@code DataSource} bean of a parent context (SpringApplicationBuilder's {@code parent}/{@code
@@ -191,6 +194,79 @@ class ParentContextDataSourceTest {
                                 .hasStackTraceContaining("DataSource bean dataSource")
                                 .hasStackTraceContaining("parent context");
                           }));
+    }
+  }
+
+  /**
+   * A prototype-scoped {@code DataSource} of a parent without fencing: every use the child makes of
+   * it (its {@code Dao}, its lease client, its {@code JdbcTemplate}) creates a new instance in the
+   * parent, which no post-processor of the child wraps. Before, the check of the parent's beans
+   * left non-singletons out: the child started, and a superseded token's write through its bean
+   * committed. Now one instance is created to be judged (and destroyed again), and start-up fails
+   * naming the bean.
+   */
+  @Test
+  void aParentsPrototypeDataSourceFailsStartUp() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_prototype")) {
+      PerClassDatabase.execute(db, "CREATE TABLE parent_entry (text text NOT NULL)");
+      new ApplicationContextRunner()
+          .withBean(
+              "dataSource",
+              DataSource.class,
+              () -> new DriverManagerDataSource(db.jdbcUrl(), db.migrationUser(), db.password()),
+              definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withBean(Dao.class)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(
+                          context -> {
+                            if (context.getStartupFailure() == null) {
+                              // what the started application did (before the fix)
+                              JdbcTemplate jdbc =
+                                  new JdbcTemplate(context.getBean(Dao.class).dataSource);
+                              try (Superseded zombie =
+                                  Superseded.take(context.getBean(LeaseClient.class), "proto")) {
+                                Throwable refused =
+                                    zombie.attempt(
+                                        () -> jdbc.update("INSERT INTO parent_entry VALUES ('x')"));
+                                assertThat(
+                                        jdbc.queryForObject(
+                                            "SELECT count(*) FROM parent_entry", Long.class))
+                                    .as("a write with a superseded token (" + refused + ")")
+                                    .isZero();
+                              }
+                            }
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                .hasStackTraceContaining("DataSource bean dataSource")
+                                .hasStackTraceContaining("parent context")
+                                .hasStackTraceContaining("prototype");
+                          }));
+    }
+  }
+
+  /** A parent's prototype that fences each instance itself is judged fenced: the child starts. */
+  @Test
+  void aParentsPrototypeThatFencesItselfStarts() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_prototype_fenced")) {
+      new ApplicationContextRunner()
+          .withBean(
+              "dataSource",
+              DataSource.class,
+              () ->
+                  FencedDataSource.wrap(
+                      new DriverManagerDataSource(db.jdbcUrl(), db.migrationUser(), db.password())),
+              definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE))
+          .run(
+              parentContext ->
+                  child
+                      .withParent(parentContext)
+                      .withBean(Dao.class)
+                      .withPropertyValues(PerClassDatabase.properties(db))
+                      .run(context -> assertThat(context).hasNotFailed()));
     }
   }
 
