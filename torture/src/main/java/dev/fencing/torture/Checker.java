@@ -53,6 +53,7 @@ final class Checker {
     issuance(history, violations, loss);
     acknowledgements(history, violations, loss);
     refusals(history, violations, loss);
+    refusedWrites(history, violations);
     return new Verdict(violations, new Loss(loss[0], loss[1], loss[2]));
   }
 
@@ -179,6 +180,36 @@ final class Checker {
                     w == null
                         ? "no such write"
                         : "write #" + w.n() + " to " + w.resource() + " with token " + w.token())));
+      }
+    }
+  }
+
+  // A write the worker saw refused must not be in the data, whatever its token: the refusal told
+  // the application that nothing of the transaction committed. Neither the commit order nor
+  // max_seen can see such a write when its token is the resource's newest (a refusal of a lease
+  // the client knows lost, or one raised after the commit went through).
+  private static void refusedWrites(History history, List<Violation> violations) {
+    Map<String, History.Write> byAttempt = new HashMap<>();
+    for (History.Write w : history.writes()) {
+      byAttempt.put(w.worker() + " " + w.seq(), w);
+    }
+    for (WorkerLog.Refusal refusal : history.refusals()) {
+      History.Write w = byAttempt.get(refusal.worker() + " " + refusal.seq());
+      if (w != null) {
+        violations.add(
+            new Violation(
+                Rule.REFUSED_WRITE_COMMITTED,
+                String.format(
+                    "worker %d saw seq %d to %s with token %d refused (%s); the data holds it as"
+                        + " write #%d to %s with token %d",
+                    refusal.worker(),
+                    refusal.seq(),
+                    refusal.resource(),
+                    refusal.token(),
+                    refusal.sqlState(),
+                    w.n(),
+                    w.resource(),
+                    w.token())));
       }
     }
   }

@@ -89,7 +89,21 @@ final class FaultInjector {
    *     NO_TAKEOVER} if nobody took the resource over in time
    */
   String zombie(WorkerProcess worker, boolean cutRecording) throws SQLException {
-    worker.send("HOLD BEFORE");
+    return zombie(worker, Worker.HoldPoint.BEFORE, cutRecording);
+  }
+
+  /**
+   * {@link #zombie(WorkerProcess, boolean)} held at {@code at}: {@link Worker.HoldPoint#BEFORE} as
+   * there ({@link Fault#ZOMBIE}), {@link Worker.HoldPoint#REPEAT} likewise at a write whose token
+   * an earlier transaction of the connection checked ({@link Fault#ZOMBIE_REPEAT}), {@link
+   * Worker.HoldPoint#MID} between its statements ({@link #zombieMid}).
+   */
+  String zombie(WorkerProcess worker, Worker.HoldPoint at, boolean cutRecording)
+      throws SQLException {
+    if (at == Worker.HoldPoint.MID) {
+      return zombieMid(worker);
+    }
+    worker.send("HOLD " + at);
     WorkerProcess.Held held = worker.awaitHeld(WAIT);
     if (held == null) {
       return "NO_HOLD";
@@ -119,7 +133,38 @@ final class FaultInjector {
     if (!takenOver) {
       return "NO_TAKEOVER";
     }
-    counted(Fault.ZOMBIE);
+    counted(at == Worker.HoldPoint.REPEAT ? Fault.ZOMBIE_REPEAT : Fault.ZOMBIE);
+    return result;
+  }
+
+  /**
+   * The zombie inside its transaction: {@code worker}'s next write stops between its statements
+   * (its check passed, its transaction open), the whole JVM is stopped until another worker
+   * contends for the resource — a newer token issued, or a backend waiting for the zombie's locks,
+   * observed in the database — and then the zombie resumes and finishes the write. The fence must
+   * make the successor wait for the open transaction (the write commits with its token still the
+   * newest) or refuse the rest of the write; a successor issued meanwhile shows in the {@code
+   * max_seen} the zombie's second statement reads, and the checker reports {@code STALE_WRITE}.
+   *
+   * @return the zombie's outcome: {@code ACK}, {@code REFUSED} or {@code ERROR}, or {@code
+   *     NO_CONTENTION} if nobody contended in time
+   */
+  String zombieMid(WorkerProcess worker) throws SQLException {
+    worker.send("HOLD MID");
+    WorkerProcess.Held held = worker.awaitHeld(WAIT);
+    if (held == null) {
+      return "NO_HOLD";
+    }
+    worker.pause();
+    boolean contended =
+        poll(WAIT, () -> tables.contended(worker.id(), held.resource(), held.token()));
+    worker.resume();
+    worker.send("GO");
+    String result = worker.awaitResult(WAIT);
+    if (!contended) {
+      return "NO_CONTENTION";
+    }
+    counted(Fault.ZOMBIE_MID);
     return result;
   }
 

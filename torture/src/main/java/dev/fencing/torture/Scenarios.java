@@ -27,13 +27,18 @@ final class Scenarios {
    *       taken the resource over and written, then resumed; its connection is terminated while it
    *       records the refusal;
    *   <li>worker 0 (lease bound) likewise;
+   *   <li>worker 1 becomes a zombie at a write that follows a committed one under the same lease on
+   *       the same connection (its token was checked in an earlier transaction);
+   *   <li>worker 1 becomes a zombie inside its transaction: stopped between its statements (its
+   *       check passed) until another worker contends for the resource, then resumed;
    *   <li>worker 2's connection is terminated in the middle of a write transaction;
    *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
    *   <li>every worker writes again.
    * </ol>
    *
    * @return the outcomes of the steps, in order: {@code zombie w1 ACK|REFUSED|...}, {@code zombie
-   *     w0 ...}, {@code terminate w2 ERROR|...}
+   *     w0 ...}, {@code repeat zombie w1 ...}, {@code mid zombie w1 ...}, {@code terminate w2
+   *     ERROR|...}
    */
   static List<String> scripted(TortureRun run) throws SQLException {
     if (run.workers().size() < 3) {
@@ -48,8 +53,14 @@ final class Scenarios {
     step(outcomes.get(0), start);
     outcomes.add("zombie w0 " + faults.zombie(run.workers().get(0), false));
     step(outcomes.get(1), start);
-    outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
+    outcomes.add(
+        "repeat zombie w1 " + faults.zombie(run.workers().get(1), Worker.HoldPoint.REPEAT, false));
     step(outcomes.get(2), start);
+    outcomes.add(
+        "mid zombie w1 " + faults.zombie(run.workers().get(1), Worker.HoldPoint.MID, false));
+    step(outcomes.get(3), start);
+    outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
+    step(outcomes.get(4), start);
     if (faults.crash()) {
       step("crashed and restarted PostgreSQL", start);
     }
@@ -98,7 +109,11 @@ final class Scenarios {
               : dice < 60 ? Fault.PAUSE : dice < 88 ? Fault.TERMINATE : Fault.CRASH;
       // on a cluster that fails over, CRASH is a failover (FaultInjector.crash)
       switch (fault) {
-        case ZOMBIE -> faults.zombie(victim, random.nextBoolean());
+        case ZOMBIE ->
+            faults.zombie(
+                victim,
+                Worker.HoldPoint.values()[random.nextInt(Worker.HoldPoint.values().length)],
+                random.nextBoolean());
         case PAUSE -> {
           // Longer than the lease in most cases: the real GC pause.
           long pause = (long) (ttl * (0.5 + 2.5 * random.nextDouble()));

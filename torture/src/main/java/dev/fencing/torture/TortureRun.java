@@ -28,6 +28,17 @@ final class TortureRun implements AutoCloseable {
      * A worker about to write is stopped (SIGSTOP) until another one has taken over and written.
      */
     ZOMBIE,
+    /**
+     * {@link #ZOMBIE} at a write that follows a committed one under the same lease on the same
+     * connection: a transaction whose token an earlier transaction already checked.
+     */
+    ZOMBIE_REPEAT,
+    /**
+     * A worker stopped (SIGSTOP) between the statements of a write, its check passed and its
+     * transaction open, until another worker contends for the resource (a newer token issued, or a
+     * backend waiting for the zombie's locks); then resumed.
+     */
+    ZOMBIE_MID,
     /** A worker is stopped (SIGSTOP) at a random moment for longer than its lease, then resumed. */
     PAUSE,
     /** {@code pg_terminate_backend} of a worker's connection in the middle of a transaction. */

@@ -113,6 +113,35 @@ final class TortureTables {
     }
   }
 
+  /**
+   * Whether {@code resource} was contended while {@code worker} holds a transaction open on it with
+   * {@code token}: a newer token was issued for it, or a backend of another worker waits for a lock
+   * the worker's write transaction holds (the fence's handover waiting for the transaction, or the
+   * successor's write waiting for its row), not one of its lease connection. False while the
+   * database is down.
+   */
+  boolean contended(int worker, String resource, long token) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT EXISTS (SELECT FROM fencing.issuance i JOIN fencing.resource r"
+                    + " ON r.id = i.resource_id WHERE r.name = ? AND i.token > ?)"
+                    + " OR EXISTS (SELECT FROM pg_stat_activity z, pg_stat_activity w"
+                    + " WHERE z.application_name = ? AND z.query LIKE '%torture_counter%'"
+                    + " AND w.application_name LIKE 'torture-w%'"
+                    + " AND w.pid <> z.pid AND z.pid = ANY (pg_blocking_pids(w.pid)))")) {
+      ps.setString(1, resource);
+      ps.setLong(2, token);
+      ps.setString(3, Worker.applicationName(worker));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      return false; // down for the moment
+    }
+  }
+
   /** Tokens issued for the run's resources so far; -1 while the database is down. */
   long issuances() {
     try (Connection c = database.dataSource().getConnection();

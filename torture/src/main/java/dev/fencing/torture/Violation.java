@@ -16,7 +16,9 @@ record Violation(Rule rule, String detail) {
     /** Every write a worker saw acknowledged is in the data, as acknowledged. */
     ACKNOWLEDGED_WRITE_LOST,
     /** Every refusal a worker saw is in the fence's rejection log. */
-    REFUSAL_NOT_RECORDED
+    REFUSAL_NOT_RECORDED,
+    /** No write a worker saw refused is in the data: a refusal means nothing of it committed. */
+    REFUSED_WRITE_COMMITTED
   }
 
   @Override

@@ -40,15 +40,23 @@ import org.postgresql.ds.PGSimpleDataSource;
  * token) bound. Unfenced, it writes through the plain data source and trusts itself: it writes
  * while it believes its lease valid. Its standard input takes commands: {@code STOP} ends it after
  * the current write; {@code HOLD BEFORE} or {@code HOLD MID} makes the next write stop before its
- * first statement (after the self-check) or between its statements, print {@code HELD resource
- * token seq}, and wait for {@code GO}; after a held write it prints {@code RESULT seq
- * ACK|REFUSED|ERROR}.
+ * first statement (after the self-check) or between its statements, {@code HOLD REPEAT} the next
+ * write that follows a committed one under the same lease on the same connection (its token was
+ * checked in an earlier transaction) before its first statement; a held write prints {@code HELD
+ * resource token seq}, waits for {@code GO}, and then prints {@code RESULT seq ACK|REFUSED|ERROR}.
  */
 public final class Worker {
   /** Where a held write waits for {@code GO}. */
   enum HoldPoint {
+    /** Before the first statement of the next write. */
     BEFORE,
-    MID
+    /** Between the statements of the next write: its check passed, its transaction is open. */
+    MID,
+    /**
+     * Before the first statement of the next write that follows a committed write under the same
+     * lease on the same connection: a transaction whose token an earlier one already checked.
+     */
+    REPEAT
   }
 
   private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
@@ -151,15 +159,19 @@ public final class Worker {
       log.acquired(resource, lease.token().value());
       try (lease) {
         int writesUnderLease = 1 + random.nextInt(5);
-        for (int i = 0; i < writesUnderLease && !stopping; i++) {
+        boolean repeat = false; // a write under this lease committed on the current connection
+        for (int i = 0;
+            (i < writesUnderLease || hold == HoldPoint.REPEAT && repeat) && !stopping;
+            i++) {
           takeCommands();
           // Unfenced, the client trusts itself: it writes while it believes the lease is valid.
           if (!fenced && lease.isLost()) {
             break;
           }
-          if (!write(lease)) {
+          if (!write(lease, repeat)) {
             break;
           }
+          repeat = true;
         }
       }
     }
@@ -183,14 +195,19 @@ public final class Worker {
     }
   }
 
-  /** One write transaction; false if the lease should be given up. */
-  private boolean write(Lease lease) throws IOException {
+  /**
+   * One write transaction; false if the lease should be given up. {@code repeat}: an earlier write
+   * under the same lease committed on the current connection.
+   */
+  private boolean write(Lease lease, boolean repeat) throws IOException {
     long mySeq = ++seq;
     String resource = lease.resource();
     long token = lease.token().value();
-    HoldPoint heldAt = hold;
-    hold = null;
-    if (heldAt == HoldPoint.BEFORE) {
+    HoldPoint heldAt = hold == HoldPoint.REPEAT && !repeat ? null : hold;
+    if (heldAt != null) {
+      hold = null;
+    }
+    if (heldAt == HoldPoint.BEFORE || heldAt == HoldPoint.REPEAT) {
       awaitGo(resource, token, mySeq);
     }
     String result;

@@ -100,6 +100,43 @@ class CheckerTest {
   }
 
   @Test
+  void aWriteSeenRefusedThatIsInTheDataIsFound() {
+    // worker 1 saw seq 4 refused (the rejection is recorded), yet the data holds that write: its
+    // token is the resource's newest, so neither the commit order nor max_seen can tell
+    Builder h = correct().refused(1, A, 3, 4, "ZF005").recorded(A, 3L, "ZF005");
+    h.write(A, 4, 3, 1, 4, 3);
+    assertThat(rules(h)).containsExactly(Rule.REFUSED_WRITE_COMMITTED);
+    assertThat(Checker.check(h.build()).get(0).detail())
+        .contains(
+            "worker 1 saw seq 4 to a with token 3 refused (ZF005); the data holds it as write #4");
+  }
+
+  @Test
+  void aStaleWriteNobodySawCommittedIsFoundInTheData() {
+    // the zombie's commit went through but its acknowledgement was lost (connection cut after the
+    // commit, worker killed before its log line): the data alone convicts it
+    Builder h = correct().write(A, 4, 1, 0, 3, 3);
+    h.refusals.clear();
+    h.rejections.clear();
+    assertThat(rules(h)).containsExactlyInAnyOrder(Rule.STALE_WRITE, Rule.TOKEN_DECREASED);
+  }
+
+  @Test
+  void aWriteWhoseOutcomeTheWorkerDidNotKnowIsJudgedByTheData() {
+    // seq 3 of worker 1 (token 3) and seq 3 of worker 0 (token 1, a zombie) ended in errors at
+    // commit, results unknown: absent from the data neither is a violation, present each is judged
+    // like any other write
+    Builder h = correct();
+    h.refusals.clear();
+    h.rejections.clear();
+    assertThat(rules(h)).isEmpty();
+    h.write(A, 4, 3, 1, 3, 3);
+    assertThat(rules(h)).isEmpty();
+    h.write(A, 5, 1, 0, 3, 3);
+    assertThat(rules(h)).containsExactlyInAnyOrder(Rule.STALE_WRITE, Rule.TOKEN_DECREASED);
+  }
+
+  @Test
   void aRefusalMissingFromTheRejectionLogIsFound() {
     Builder h = correct();
     h.rejections.clear();

@@ -38,8 +38,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * table, its login, the grants, {@code protect}). {@code run} is the application: a zombie takes
  * the lease and pauses past it, a worker takes it over and writes, the zombie wakes and writes:
  * refused twice (once by the client, which knows its lease ran out; once by PostgreSQL, for a token
- * carried without its lease), and the application reads its own refusals back. The password comes
- * from {@code FENCING_DB_PASSWORD}.
+ * carried without its lease), and the application reads its own refusals back; if a zombie's write
+ * commits instead, {@code run} fails (exit 1). The password comes from {@code FENCING_DB_PASSWORD}.
  */
 public final class LedgerApp {
   static final String RESOURCE = "ledger";
@@ -155,14 +155,14 @@ public final class LedgerApp {
       // The zombie wakes up and writes, as if nothing happened.
       try (FencingScope scope = Fencing.bind(zombie)) {
         insert(db, "withdrawal by the zombie", -70);
-        out.println("zombie wrote: THE FENCE DID NOT HOLD");
+        throw fenceDidNotHold(out);
       } catch (FencingRefusedException e) {
         out.println("zombie with its lease bound: refused, " + describe(e));
       }
       FencingToken token = zombie.token(); // e.g. handed to another thread or process
       try (FencingScope scope = Fencing.bind(token)) {
         insert(db, "withdrawal by the zombie", -70);
-        out.println("zombie wrote: THE FENCE DID NOT HOLD");
+        throw fenceDidNotHold(out);
       } catch (FencingRefusedException e) {
         out.println("zombie with only its token bound: refused, " + describe(e));
       }
@@ -192,6 +192,12 @@ public final class LedgerApp {
         out.println(ledger);
       }
     }
+  }
+
+  /** The zombie's write committed: said on stdout, and the run fails (exit 1). */
+  private static IllegalStateException fenceDidNotHold(PrintStream out) {
+    out.println("zombie wrote: THE FENCE DID NOT HOLD");
+    return new IllegalStateException("the zombie's write committed: the fence did not hold");
   }
 
   private static void insert(DataSource db, String text, long amount) throws SQLException {

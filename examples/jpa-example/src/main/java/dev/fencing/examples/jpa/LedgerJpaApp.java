@@ -31,7 +31,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * The JPA quick start as an application: {@code setup} as the deployer (the fence's migrations and
  * {@code ledger-setup.sql}), {@code run} as the application's login: a zombie takes the lease and
  * pauses past it, a worker persists a {@link LedgerEntry}, the zombie's persist is refused and its
- * transaction rolled back. Same command line as the JDBC example ({@code --help}).
+ * transaction rolled back; if it commits instead, {@code run} fails (exit 1). Same command line as
+ * the JDBC example ({@code --help}).
  */
 public final class LedgerJpaApp {
   static final String RESOURCE = "ledger";
@@ -149,12 +150,13 @@ public final class LedgerJpaApp {
         out.println("worker acquired " + RESOURCE + ", token " + lease.token().value() + ", wrote");
       }
 
+      boolean zombieWrote = false;
       try (FencingScope scope = Fencing.bind(zombie.token());
           EntityManager em = emf.createEntityManager()) {
         em.getTransaction().begin();
         em.persist(new LedgerEntry("withdrawal by the zombie", -70));
         em.getTransaction().commit();
-        out.println("zombie wrote: THE FENCE DID NOT HOLD");
+        zombieWrote = true;
       } catch (RuntimeException e) {
         FencingRefusedException refusal = FencingExceptions.find(e).orElseThrow(() -> e);
         out.println(
@@ -169,6 +171,11 @@ public final class LedgerJpaApp {
                 + ")");
       }
       zombie.close();
+      if (zombieWrote) {
+        // the demonstration checks itself: said on stdout, and the run fails (exit 1)
+        out.println("zombie wrote: THE FENCE DID NOT HOLD");
+        throw new IllegalStateException("the zombie's write committed: the fence did not hold");
+      }
 
       try (EntityManager em = emf.createEntityManager()) {
         out.println(
