@@ -122,7 +122,10 @@ public final class LeaseClient implements AutoCloseable {
    * @throws HandoverTimeoutException if the lease was free but the previous holder's fenced
    *     transactions were still open when {@code timeout} ran out (an {@link SQLTimeoutException})
    * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
-   * @throws SQLException if the database fails, or the issuing commit might not be durable
+   * @throws SQLException if the database fails, or the issuing commit might not be durable; with
+   *     SQLState {@code 57014} and an {@link InterruptedException} as cause if the thread was
+   *     interrupted while waiting (noticed within 100 ms, or once a handover attempt ends): nothing
+   *     is acquired and the thread's interrupt status is kept
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
    *     FencingToken#requireValidResource(String)}), or {@code ttl} or {@code timeout} is out of
    *     range

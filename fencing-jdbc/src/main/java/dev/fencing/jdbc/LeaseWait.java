@@ -17,8 +17,10 @@ import org.slf4j.LoggerFactory;
  * How {@link LeaseClient#acquire} waits for a lease: on one connection that listens for releases
  * ({@code fencing_lease_released}, which {@code release()} notifies with the resource name) and
  * otherwise sleeps on the socket until the current lease expires by the database's reckoning; it
- * does not poll. Each wake-up makes one attempt (one try_acquire transaction), whose handover wait
- * is capped by the time left; handovers that time out are tried again within the timeout.
+ * does not poll (it wakes every {@link #INTERRUPT_CHECK_MILLIS} ms to read the thread's interrupt
+ * status, sending nothing; an interrupt ends the wait). Each wake-up makes one attempt (one
+ * try_acquire transaction), whose handover wait is capped by the time left; handovers that time out
+ * are tried again within the timeout.
  */
 final class LeaseWait {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
@@ -31,6 +33,15 @@ final class LeaseWait {
    * known; it ends within the handover timeout, so retry soon rather than wait for a notification.
    */
   private static final long CONTENDED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /**
+   * pgjdbc's wait on the socket does not notice an interrupt: the wait for a release is cut into
+   * slices of at most this long, and the interrupt status read between them. Nothing is sent.
+   */
+  static final int INTERRUPT_CHECK_MILLIS = 100;
+
+  /** PostgreSQL's query_canceled: the SQLState of an acquisition ended by an interrupt. */
+  static final String INTERRUPTED = "57014";
 
   private LeaseWait() {}
 
@@ -94,6 +105,7 @@ final class LeaseWait {
         if (timeoutNanos - (System.nanoTime() - start) <= 0) {
           throw e;
         }
+        requireNotInterrupted(resource, e);
         LOG.debug("Handover of {} not done yet; trying again: {}", resource, e.getMessage());
         continue; // the attempt itself waited for the previous holder's transactions
       }
@@ -123,14 +135,19 @@ final class LeaseWait {
     return left.compareTo(handoverTimeout) < 0 ? left : handoverTimeout;
   }
 
-  /** Returns when {@code resource} was released, or after {@code waitNanos}. */
+  /**
+   * Returns when {@code resource} was released, or after {@code waitNanos}.
+   *
+   * @throws SQLException SQLState {@code 57014} if the thread is or gets interrupted meanwhile
+   */
   private static void awaitRelease(PGConnection pg, String resource, long waitNanos)
       throws SQLException {
     long start = System.nanoTime();
     long left = waitNanos;
     while (left > 0) {
+      requireNotInterrupted(resource, null);
       // getNotifications(0) would block forever: always wait at least 1 ms
-      int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, ceilMillis(left)));
+      int millis = (int) Math.min(INTERRUPT_CHECK_MILLIS, Math.max(1, ceilMillis(left)));
       PGNotification[] notifications = pg.getNotifications(millis);
       for (PGNotification n : notifications == null ? new PGNotification[0] : notifications) {
         if (RELEASED_CHANNEL.equals(n.getName()) && resource.equals(n.getParameter())) {
@@ -138,6 +155,27 @@ final class LeaseWait {
         }
       }
       left = waitNanos - (System.nanoTime() - start);
+    }
+  }
+
+  /**
+   * Throws if the waiting thread is interrupted, keeping its interrupt status: the wait ends,
+   * nothing is acquired.
+   */
+  private static void requireNotInterrupted(String resource, @Nullable Exception last)
+      throws SQLException {
+    if (Thread.currentThread().isInterrupted()) {
+      SQLException e =
+          new SQLException(
+              "interrupted while waiting for the lease on \""
+                  + resource
+                  + "\"; nothing was acquired",
+              INTERRUPTED,
+              new InterruptedException());
+      if (last != null) {
+        e.addSuppressed(last);
+      }
+      throw e;
     }
   }
 
