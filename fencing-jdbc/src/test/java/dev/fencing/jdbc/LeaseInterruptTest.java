@@ -21,7 +21,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * shutting down, a cancelled task): it throws, keeps the thread's interrupt status, acquires
  * nothing and gives the connection back not listening. Before, pgjdbc's wait on the socket ignored
  * the interrupt, so the thread waited out the whole timeout (or the release), and a wait ended by a
- * handover timeout was retried.
+ * handover timeout was retried. Closing the client ends its waits the same way.
  */
 class LeaseInterruptTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
@@ -98,6 +98,38 @@ class LeaseInterruptTest {
     assertThat(thrown.get(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS))
         .isInstanceOf(SQLException.class)
         .hasCauseInstanceOf(InterruptedException.class);
+  }
+
+  /**
+   * {@link LeaseClient#close()} ends the waits under way: they throw, and the closed client
+   * acquires nothing, also once the lease is released. Before, the wait went on, and a client
+   * closed at shutdown took the lease minutes later.
+   */
+  @Test
+  void closingTheClientEndsItsWaitAndAcquiresNothing() throws Exception {
+    Lease held = client("holder-a").tryAcquire("closed-wait", LONG).orElseThrow();
+    LeaseClient waiter = client("waiter-d", "waiter-d");
+    CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                waiter.acquire("closed-wait", LONG, LONG).close();
+                thrown.complete(null);
+              } catch (Throwable e) {
+                thrown.complete(e);
+              }
+            });
+    t.start();
+    await().atMost(FencingTestSupport.PATIENCE).until(() -> waiters("waiter-d") == 1);
+    waiter.close();
+
+    assertThat(thrown.get(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed while waiting")
+        .hasMessageContaining("\"closed-wait\"");
+    held.close();
+    assertThat(holder("closed-wait")).as("released, and not taken by the closed client").isNull();
   }
 
   /** The free lease is taken: an interrupt ends a wait, it does not refuse what needs none. */
