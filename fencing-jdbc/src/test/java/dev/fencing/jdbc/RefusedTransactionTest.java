@@ -237,6 +237,41 @@ class RefusedTransactionTest {
     assertThat(rows(id + 4)).isPositive();
   }
 
+  /** With the refused token still bound, the ROLLBACK string ends the transaction all the same. */
+  @ParameterizedTest
+  @ValueSource(strings = {"ROLLBACK", "PREPARED:ROLLBACK", "ABORT AND CHAIN"})
+  void aRollbackSentAsSqlWithTheRefusedTokenStillBoundEndsIt(String text) throws SQLException {
+    int id = 400 + nextRow();
+    boolean prepared = text.startsWith("PREPARED:");
+    String sql = prepared ? text.substring("PREPARED:".length()) : text;
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id);
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        if (prepared) {
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.execute();
+          }
+        } else {
+          exec(c, sql);
+        }
+        // still stale: the next write is refused by the check again, not by the failed state
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 3)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        c.rollback();
+      }
+      try (FencingScope valid = Fencing.bind(FencingToken.of(resource, 9))) {
+        Write.STATEMENT.run(c, id + 4);
+        c.commit();
+      }
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 3)).isZero();
+    assertThat(rows(id + 4)).isPositive();
+  }
+
   /**
    * Strings that do not roll the whole transaction back leave it refused, as {@code commit()},
    * {@code rollback(Savepoint)} and {@code releaseSavepoint} do: {@code COMMIT} / {@code END}
