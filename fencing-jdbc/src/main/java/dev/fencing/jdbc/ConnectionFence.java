@@ -55,6 +55,7 @@ final class ConnectionFence {
   @Nullable Object execute(String sql, JdbcCall call) throws Throwable {
     List<TableGuards.Guard> guards = checker.guards().targets(raw, sql);
     return execute(
+        sql,
         SqlClassifier.classify(sql),
         guards,
         !guards.isEmpty() && !TableGuards.announced(guards),
@@ -62,9 +63,12 @@ final class ConnectionFence {
         null);
   }
 
-  /** Runs {@code call}, an execution classified as {@code kind} that writes no declared table. */
+  /**
+   * Runs {@code call}, an execution whose SQL is not known, classified as {@code kind}, that writes
+   * no declared table.
+   */
   @Nullable Object execute(SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
-    return execute(kind, List.of(), false, call, null);
+    return execute(null, kind, List.of(), false, call, null);
   }
 
   /**
@@ -74,18 +78,35 @@ final class ConnectionFence {
    * write is also checked before it runs, so the handover is fenced at the first write and
    * protected tables see the check; a write the text hides is caught at the commit. A {@code
    * carrier} sends that check with the write, in the write's own round trip.
+   *
+   * <p>In a refused transaction ({@link RefusedTransaction}) only {@code sql} that rolls the whole
+   * transaction back ({@link SqlClassifier#rollsBackTransaction}) runs, and ends it as {@code
+   * rollback()} does; everything else is refused (25P02).
+   *
+   * @param sql the text that runs, or null if it is not known (then it never ends a refused
+   *     transaction)
    */
   @Nullable Object execute(
+      @Nullable String sql,
       SqlClassifier.Classification kind,
       List<TableGuards.Guard> guards,
       boolean unannounced,
       JdbcCall call,
       @Nullable Carrier carrier)
       throws Throwable {
-    refused.requireUsable("a statement");
+    boolean endsRefusal =
+        refused.isFailed() && sql != null && SqlClassifier.rollsBackTransaction(sql);
+    if (!endsRefusal) {
+      refused.requireUsable("a statement");
+    }
     boolean callersTransaction = !raw.getAutoCommit();
     try {
-      return fenced(kind, guards, unannounced, call, carrier);
+      Object result = fenced(kind, guards, unannounced, call, carrier);
+      if (endsRefusal) {
+        refused.clear(); // a ROLLBACK string ended it, as rollback() does
+        checker.recordPending(raw);
+      }
+      return result;
     } catch (Throwable e) {
       // a refused COMMIT string ended the transaction, like a refused commit(), and says so
       throw kept(e, callersTransaction && !kind.endsTransaction());

@@ -58,6 +58,9 @@ public final class Lease implements AutoCloseable {
   // the database's pace.
   private volatile Instant expiresAt;
   private volatile long expiryNanos;
+  // Successful renewals so far (guarded by this): a verify that a renewal overtook read the expiry
+  // before it, and must not move the renewal's back.
+  private long renewals;
 
   private final AtomicBoolean lost = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -146,6 +149,7 @@ public final class Lease implements AutoCloseable {
    * @throws SQLException if the database cannot be asked; nothing changes
    */
   public boolean verify() throws SQLException {
+    long renewalsBefore = renewals();
     long sentAt = client.nanoTime();
     LeaseQueries.Held held = client.held(token);
     if (!held.held()) {
@@ -154,7 +158,7 @@ public final class Lease implements AutoCloseable {
     }
     Long remaining = held.remainingNanos();
     if (remaining != null) {
-      shorten(sentAt + remaining);
+      shorten(sentAt + remaining, renewalsBefore);
     }
     return true;
   }
@@ -332,15 +336,24 @@ public final class Lease implements AutoCloseable {
 
   /** Keeps the later of two renewals that finish out of order. */
   private synchronized void extend(Instant newExpiresAt, long newExpiryNanos) {
+    renewals++;
     if (newExpiryNanos - expiryNanos > 0) {
       expiresAt = newExpiresAt;
       expiryNanos = newExpiryNanos;
     }
   }
 
-  /** Moves the reckoned expiry earlier, never later (the database says less time is left). */
-  private synchronized void shorten(long newExpiryNanos) {
-    if (newExpiryNanos - expiryNanos < 0) {
+  private synchronized long renewals() {
+    return renewals;
+  }
+
+  /**
+   * Moves the reckoned expiry earlier, never later (the database says less time is left); not if a
+   * renewal succeeded since {@code renewalsBefore}, when the request was sent: the database may
+   * have answered before that renewal, whose own reckoning then stands.
+   */
+  private synchronized void shorten(long newExpiryNanos, long renewalsBefore) {
+    if (renewals == renewalsBefore && newExpiryNanos - expiryNanos < 0) {
       expiryNanos = newExpiryNanos;
     }
   }

@@ -122,11 +122,15 @@ public final class LeaseClient implements AutoCloseable {
    * @throws HandoverTimeoutException if the lease was free but the previous holder's fenced
    *     transactions were still open when {@code timeout} ran out (an {@link SQLTimeoutException})
    * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
-   * @throws SQLException if the database fails, or the issuing commit might not be durable
+   * @throws SQLException if the database fails, or the issuing commit might not be durable; with
+   *     SQLState {@code 57014} and an {@link InterruptedException} as cause if the thread was
+   *     interrupted while waiting (noticed within 100 ms, or once a handover attempt ends): nothing
+   *     is acquired and the thread's interrupt status is kept
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
    *     FencingToken#requireValidResource(String)}), or {@code ttl} or {@code timeout} is out of
    *     range
-   * @throws IllegalStateException if this client is closed
+   * @throws IllegalStateException if this client is closed, also while waiting (noticed within 100
+   *     ms; nothing is acquired then)
    */
   public Lease acquire(String resource, Duration ttl, Duration timeout) throws SQLException {
     FencingToken.requireValidResource(resource);
@@ -144,11 +148,16 @@ public final class LeaseClient implements AutoCloseable {
           handoverTimeout,
           timeout,
           start,
+          closed::get,
           (connection, handover) -> attempt(connection, resource, ttl, handover));
     }
   }
 
-  /** Stops the keep-alive of every lease of this client. Releases nothing; idempotent. */
+  /**
+   * Stops the keep-alive of every lease of this client, and ends the waits of {@link #acquire}
+   * calls under way (they throw {@link IllegalStateException} and acquire nothing). Releases
+   * nothing; idempotent.
+   */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true) && keepAlive != null) {

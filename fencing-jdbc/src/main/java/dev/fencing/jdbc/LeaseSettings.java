@@ -24,7 +24,6 @@ final class LeaseSettings {
   static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
   private static final int MAX_HOLDER_LENGTH = 200;
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-  private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}");
 
   private static final int KEEP_ALIVE_THREADS = 2;
   private static final AtomicInteger THREAD_NUMBER = new AtomicInteger();
@@ -44,11 +43,28 @@ final class LeaseSettings {
         "1 ms and 1 h");
   }
 
+  /**
+   * The database's rule ({@code try_acquire}: 1 to 200 characters, none matching {@code
+   * [[:cntrl:]]}), counted in characters (code points, as PostgreSQL counts), not UTF-16 units.
+   * Control characters are C0, DEL and C1 (PostgreSQL's UTF-8 locales count C1 too), and the line
+   * and paragraph separators (U+2028, U+2029: controls in glibc's UTF-8 locales); an unpaired
+   * surrogate is no character at all (the driver would send '?').
+   */
   static void checkHolder(String holder) {
-    if (holder.isEmpty() || holder.length() > MAX_HOLDER_LENGTH || CONTROL.matcher(holder).find()) {
+    int length = holder.codePointCount(0, holder.length());
+    if (length == 0
+        || length > MAX_HOLDER_LENGTH
+        || !holder.codePoints().allMatch(LeaseSettings::isHolderCharacter)) {
       throw new IllegalArgumentException(
           "holder must be 1 to 200 characters without control characters, was '" + holder + "'");
     }
+  }
+
+  private static boolean isHolderCharacter(int codePoint) {
+    return !Character.isISOControl(codePoint)
+        && codePoint != 0x2028
+        && codePoint != 0x2029
+        && Character.getType(codePoint) != Character.SURROGATE;
   }
 
   static void checkSchema(String schema) {

@@ -7,6 +7,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -17,8 +18,10 @@ import org.slf4j.LoggerFactory;
  * How {@link LeaseClient#acquire} waits for a lease: on one connection that listens for releases
  * ({@code fencing_lease_released}, which {@code release()} notifies with the resource name) and
  * otherwise sleeps on the socket until the current lease expires by the database's reckoning; it
- * does not poll. Each wake-up makes one attempt (one try_acquire transaction), whose handover wait
- * is capped by the time left; handovers that time out are tried again within the timeout.
+ * does not poll (it wakes every {@link #INTERRUPT_CHECK_MILLIS} ms to read the thread's interrupt
+ * status and whether the client was closed, sending nothing; either ends the wait). Each wake-up
+ * makes one attempt (one try_acquire transaction), whose handover wait is capped by the time left;
+ * handovers that time out are tried again within the timeout.
  */
 final class LeaseWait {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseClient.class);
@@ -31,6 +34,15 @@ final class LeaseWait {
    * known; it ends within the handover timeout, so retry soon rather than wait for a notification.
    */
   private static final long CONTENDED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /**
+   * pgjdbc's wait on the socket does not notice an interrupt: the wait for a release is cut into
+   * slices of at most this long, and the interrupt status read between them. Nothing is sent.
+   */
+  static final int INTERRUPT_CHECK_MILLIS = 100;
+
+  /** PostgreSQL's query_canceled: the SQLState of an acquisition ended by an interrupt. */
+  static final String INTERRUPTED = "57014";
 
   private LeaseWait() {}
 
@@ -50,8 +62,8 @@ final class LeaseWait {
   /**
    * Listens on {@code c} (in autocommit, as LISTEN takes effect only once committed) and attempts
    * until a lease is acquired or {@code timeout}, counted from {@code start} ({@link
-   * System#nanoTime()}), runs out; then stops listening and gives the connection back its
-   * autocommit.
+   * System#nanoTime()}), runs out, or {@code closed} (the client's) becomes true; then stops
+   * listening and gives the connection back its autocommit.
    */
   static Lease acquire(
       Connection c,
@@ -59,6 +71,7 @@ final class LeaseWait {
       Duration handoverTimeout,
       Duration timeout,
       long start,
+      BooleanSupplier closed,
       Attempter attempter)
       throws SQLException {
     boolean autoCommit = c.getAutoCommit();
@@ -66,7 +79,7 @@ final class LeaseWait {
     execute(c, "LISTEN " + RELEASED_CHANNEL);
     Lease lease;
     try {
-      lease = waitFor(c, resource, handoverTimeout, timeout, start, attempter);
+      lease = waitFor(c, resource, handoverTimeout, timeout, start, closed, attempter);
     } catch (SQLException | RuntimeException e) {
       stopListeningQuietly(c, autoCommit, e);
       throw e;
@@ -81,11 +94,13 @@ final class LeaseWait {
       Duration handoverTimeout,
       Duration timeout,
       long start,
+      BooleanSupplier closed,
       Attempter attempter)
       throws SQLException {
     PGConnection pg = c.unwrap(PGConnection.class);
     long timeoutNanos = saturatedNanos(timeout);
     while (true) {
+      requireOpen(resource, closed);
       long left = timeoutNanos - (System.nanoTime() - start);
       Attempt attempt;
       try {
@@ -94,6 +109,7 @@ final class LeaseWait {
         if (timeoutNanos - (System.nanoTime() - start) <= 0) {
           throw e;
         }
+        requireNotInterrupted(resource, e);
         LOG.debug("Handover of {} not done yet; trying again: {}", resource, e.getMessage());
         continue; // the attempt itself waited for the previous holder's transactions
       }
@@ -112,7 +128,7 @@ final class LeaseWait {
           resource,
           attempt.currentHolder(),
           TimeUnit.NANOSECONDS.toMillis(wait));
-      awaitRelease(pg, resource, wait);
+      awaitRelease(pg, resource, wait, closed);
     }
   }
 
@@ -123,14 +139,22 @@ final class LeaseWait {
     return left.compareTo(handoverTimeout) < 0 ? left : handoverTimeout;
   }
 
-  /** Returns when {@code resource} was released, or after {@code waitNanos}. */
-  private static void awaitRelease(PGConnection pg, String resource, long waitNanos)
+  /**
+   * Returns when {@code resource} was released, or after {@code waitNanos}.
+   *
+   * @throws SQLException SQLState {@code 57014} if the thread is or gets interrupted meanwhile
+   * @throws IllegalStateException if the client is or gets closed meanwhile
+   */
+  private static void awaitRelease(
+      PGConnection pg, String resource, long waitNanos, BooleanSupplier closed)
       throws SQLException {
     long start = System.nanoTime();
     long left = waitNanos;
     while (left > 0) {
+      requireNotInterrupted(resource, null);
+      requireOpen(resource, closed);
       // getNotifications(0) would block forever: always wait at least 1 ms
-      int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, ceilMillis(left)));
+      int millis = (int) Math.min(INTERRUPT_CHECK_MILLIS, Math.max(1, ceilMillis(left)));
       PGNotification[] notifications = pg.getNotifications(millis);
       for (PGNotification n : notifications == null ? new PGNotification[0] : notifications) {
         if (RELEASED_CHANNEL.equals(n.getName()) && resource.equals(n.getParameter())) {
@@ -138,6 +162,37 @@ final class LeaseWait {
         }
       }
       left = waitNanos - (System.nanoTime() - start);
+    }
+  }
+
+  /**
+   * Throws if the waiting thread is interrupted, keeping its interrupt status: the wait ends,
+   * nothing is acquired.
+   */
+  private static void requireNotInterrupted(String resource, @Nullable Exception last)
+      throws SQLException {
+    if (Thread.currentThread().isInterrupted()) {
+      SQLException e =
+          new SQLException(
+              "interrupted while waiting for the lease on \""
+                  + resource
+                  + "\"; nothing was acquired",
+              INTERRUPTED,
+              new InterruptedException());
+      if (last != null) {
+        e.addSuppressed(last);
+      }
+      throw e;
+    }
+  }
+
+  /** Throws if the client was closed: a closed client acquires nothing, also not after a wait. */
+  private static void requireOpen(String resource, BooleanSupplier closed) {
+    if (closed.getAsBoolean()) {
+      throw new IllegalStateException(
+          "lease client was closed while waiting for the lease on \""
+              + resource
+              + "\"; nothing was acquired");
     }
   }
 

@@ -15,6 +15,15 @@ import org.jspecify.annotations.Nullable;
  * commits), {@code setSavepoint}, {@code rollback(Savepoint)} and {@code releaseSavepoint} throw an
  * {@link SQLException} with SQLState {@code 25P02} whose cause is the refusal, so {@link
  * FencingExceptions#find} finds it in whatever wraps that exception.
+ *
+ * <p>What ends it: {@code rollback()}, or a SQL string that rolls the whole transaction back as
+ * PostgreSQL ends an aborted one ({@code ROLLBACK} / {@code ABORT} [{@code WORK} | {@code
+ * TRANSACTION}] [{@code AND [NO] CHAIN}], alone in its string: {@link
+ * SqlClassifier#rollsBackTransaction}). Not {@code COMMIT} or {@code END}: in an aborted
+ * transaction PostgreSQL answers them with a silent ROLLBACK, which would tell the caller nothing
+ * of the writes it lost; they are refused like {@code commit()}. Not {@code ROLLBACK TO SAVEPOINT}:
+ * the refusal rolled back the whole transaction, the savepoint with it, so going on from it would
+ * commit what follows without what preceded it; refused like {@code rollback(Savepoint)}.
  */
 final class RefusedTransaction {
   /** PostgreSQL's "current transaction is aborted, commands ignored until end of block". */
@@ -25,6 +34,11 @@ final class RefusedTransaction {
   /** Keeps the transaction failed if {@code thrown} carries a refusal. */
   void keepIfRefused(Throwable thrown) {
     FencingExceptions.find(thrown).ifPresent(r -> refusal = r);
+  }
+
+  /** Whether a refusal rolled the caller's transaction back and the caller has not since. */
+  boolean isFailed() {
+    return refusal != null;
   }
 
   /** The caller rolled back: the connection is usable again. */

@@ -189,6 +189,64 @@ final class SqlClassifier {
     return classify(sql).mayWrite();
   }
 
+  /**
+   * Whether {@code sql} is one statement that rolls back the whole transaction: {@code ROLLBACK} or
+   * {@code ABORT}, optionally {@code WORK} or {@code TRANSACTION}, optionally {@code AND [NO]
+   * CHAIN}, in any case, with comments and semicolons around it. PostgreSQL ends an aborted
+   * transaction with it too. Not {@code ROLLBACK TO SAVEPOINT} (the transaction goes on), not
+   * {@code ROLLBACK PREPARED} (another transaction), not {@code COMMIT} or {@code END}, and not a
+   * string holding any other statement. Read only where a refused transaction waits for its end
+   * ({@link RefusedTransaction}), so it is not kept in the memo.
+   */
+  static boolean rollsBackTransaction(String sql) {
+    SqlLexer lexer = new SqlLexer(sql, false);
+    SqlTokens tokens = new SqlTokens(sql);
+    int statements = 0;
+    while (true) {
+      int kind = lexer.next();
+      if (kind == SqlLexer.END || kind == SqlLexer.SEMICOLON) {
+        if (tokens.count() > 0) {
+          statements++;
+          if (statements > 1 || !isRollback(tokens)) {
+            return false;
+          }
+          tokens.clear();
+        }
+        if (kind == SqlLexer.END) {
+          return statements == 1 && !lexer.malformed();
+        }
+        continue;
+      }
+      if (kind != SqlLexer.WORD || tokens.count() == 5) {
+        return false; // nothing but words, and at most ABORT WORK AND NO CHAIN
+      }
+      tokens.add(kind, lexer.tokenStart(), lexer.tokenEnd());
+    }
+  }
+
+  /** {@code ROLLBACK | ABORT [WORK | TRANSACTION] [AND [NO] CHAIN]}, in words. */
+  private static boolean isRollback(SqlTokens tokens) {
+    int n = tokens.count();
+    if (!tokens.is(0, "rollback") && !tokens.is(0, "abort")) {
+      return false;
+    }
+    int t = 1;
+    if (t < n && (tokens.is(t, "work") || tokens.is(t, "transaction"))) {
+      t++;
+    }
+    if (t < n && tokens.is(t, "and")) {
+      t++;
+      if (t < n && tokens.is(t, "no")) {
+        t++;
+      }
+      if (t >= n || !tokens.is(t, "chain")) {
+        return false;
+      }
+      t++;
+    }
+    return t == n;
+  }
+
   /** Lexes one SQL string and classifies its statements one by one: the bits of the string. */
   private static int classifyStatements(String sql, SqlLexer lexer) {
     SqlStatement statement = new SqlStatement(sql);

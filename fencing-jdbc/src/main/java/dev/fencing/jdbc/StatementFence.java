@@ -118,7 +118,9 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     try {
       return FencedChild.fence(
           connection,
-          connection.fence().execute(kindOf(args, isBatch), guards, unannounced, this, carried),
+          connection
+              .fence()
+              .execute(sql, kindOf(args, isBatch), guards, unannounced, this, carried),
           self);
     } finally {
       executing = null;
@@ -309,6 +311,7 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
       return connection
           .fence()
           .execute(
+              preparedSql,
               kindOf(null, false),
               guards,
               !guards.isEmpty() && !TableGuards.announced(guards),

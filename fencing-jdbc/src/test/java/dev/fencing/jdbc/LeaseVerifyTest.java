@@ -109,4 +109,74 @@ class LeaseVerifyTest {
     assertThat(lease.verify()).isFalse();
     assertThat(lease.isLost()).isTrue();
   }
+
+  /**
+   * A verify whose answer arrives after a renewal that the database granted later: the renewal's
+   * expiry stands. Before, verify moved the reckoned expiry back to what it had read before the
+   * renewal, so the lease counted as lost (writes refused, the keep-alive reporting a loss) while
+   * the database granted it. Forced: the verify's connection is held at its close, after its read,
+   * until the renewal is done.
+   */
+  @Test
+  void aVerifyAnsweredBeforeARenewalDoesNotUndoIt() throws Exception {
+    java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch renewed = new java.util.concurrent.CountDownLatch(1);
+    java.util.Set<Thread> held = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    DataSource holding =
+        LeaseClientTest.proxy(
+            DataSource.class,
+            (method, args) -> {
+              java.sql.Connection c = (java.sql.Connection) method.invoke(plain, args);
+              if (!method.getName().equals("getConnection")
+                  || !held.contains(Thread.currentThread())) {
+                return c;
+              }
+              return LeaseClientTest.proxy(
+                  java.sql.Connection.class,
+                  (m, a) -> {
+                    if (m.getName().equals("close")) {
+                      read.countDown();
+                      renewed.await();
+                    }
+                    return m.invoke(c, a);
+                  });
+            });
+    LeaseClient client = LeaseClient.builder(holding).holder("racing").nanoTime(clock::get).build();
+    clients.add(client);
+    Lease lease = client.tryAcquire("verify/raced", Duration.ofSeconds(60)).orElseThrow();
+    // the database's clock runs on while the client's stands still: less than 52 s are left
+    await()
+        .atMost(PATIENCE)
+        .until(
+            () ->
+                FencingTestSupport.queryLong(
+                        plain,
+                        "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000"
+                            + " FROM fencing.status('verify/raced')")
+                    < 52_000);
+
+    java.util.concurrent.CompletableFuture<Boolean> verified =
+        new java.util.concurrent.CompletableFuture<>();
+    Thread verifier =
+        new Thread(
+            () -> {
+              try {
+                verified.complete(lease.verify());
+              } catch (Throwable e) {
+                verified.completeExceptionally(e);
+              }
+            });
+    held.add(verifier);
+    verifier.start();
+    assertThat(read.await(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+        .as("the verify has read the expiry (a hang guard)")
+        .isTrue();
+    lease.renew(); // 60 s from now by the database clock
+    renewed.countDown();
+    assertThat(verified.get(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    // 54 s after the renewal was sent on the client's clock: the database grants the lease 6 s more
+    clock.addAndGet(Duration.ofSeconds(54).toNanos());
+    assertThat(lease.isLost()).as("the renewal's expiry, not the earlier read's").isFalse();
+  }
 }

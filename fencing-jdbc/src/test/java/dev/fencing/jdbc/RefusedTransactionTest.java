@@ -17,7 +17,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.PGConnection;
+import org.postgresql.core.TransactionState;
 import org.postgresql.largeobject.LargeObjectManager;
 
 /**
@@ -174,6 +176,151 @@ class RefusedTransactionTest {
     }
     assertThat(rows(id)).isZero();
     assertThat(rows(id + 2)).isPositive();
+  }
+
+  /**
+   * A refused transaction ended by a SQL string instead of {@code Connection.rollback()}: each
+   * string that rolls back the whole transaction in PostgreSQL (also in an aborted one) ends the
+   * refused state, as {@code rollback()} does. Before, the string itself was refused (25P02), so a
+   * caller that ends transactions with SQL text (a framework, a script runner) saw every later
+   * statement refused: a false refusal.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "ROLLBACK",
+        "rollback work",
+        "ROLLBACK TRANSACTION",
+        "ABORT",
+        "abort transaction",
+        "ROLLBACK AND NO CHAIN",
+        "/* ends it */ rollback; ",
+        "ROLLBACK AND CHAIN",
+        "ABORT WORK AND CHAIN",
+        "PREPARED:ROLLBACK"
+      })
+  void aRollbackSentAsSqlEndsTheRefusedTransaction(String text) throws SQLException {
+    int id = 400 + nextRow();
+    boolean prepared = text.startsWith("PREPARED:");
+    String sql = prepared ? text.substring("PREPARED:".length()) : text;
+    boolean chain = sql.toLowerCase(java.util.Locale.ROOT).contains("and chain");
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id); // no token bound: unfenced table
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+      }
+      if (prepared) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          ps.execute();
+        }
+      } else {
+        try (Statement s = c.createStatement()) {
+          s.execute(sql);
+        }
+      }
+      if (chain) {
+        assertThat(c.unwrap(org.postgresql.core.BaseConnection.class).getTransactionState())
+            .as("AND CHAIN opens the next transaction at once")
+            .isEqualTo(TransactionState.OPEN);
+      }
+      // usable again: a write with a valid token commits
+      try (FencingScope valid = Fencing.bind(FencingToken.of(resource, 9))) {
+        Write.STATEMENT.run(c, id + 4);
+        c.commit();
+      }
+      assertThat(c.getAutoCommit()).isFalse();
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 2)).isZero();
+    assertThat(rows(id + 4)).isPositive();
+  }
+
+  /** With the refused token still bound, the ROLLBACK string ends the transaction all the same. */
+  @ParameterizedTest
+  @ValueSource(strings = {"ROLLBACK", "PREPARED:ROLLBACK", "ABORT AND CHAIN"})
+  void aRollbackSentAsSqlWithTheRefusedTokenStillBoundEndsIt(String text) throws SQLException {
+    int id = 400 + nextRow();
+    boolean prepared = text.startsWith("PREPARED:");
+    String sql = prepared ? text.substring("PREPARED:".length()) : text;
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id);
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        if (prepared) {
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.execute();
+          }
+        } else {
+          exec(c, sql);
+        }
+        // still stale: the next write is refused by the check again, not by the failed state
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 3)))
+            .isInstanceOf(StaleFencingTokenException.class);
+        c.rollback();
+      }
+      try (FencingScope valid = Fencing.bind(FencingToken.of(resource, 9))) {
+        Write.STATEMENT.run(c, id + 4);
+        c.commit();
+      }
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 3)).isZero();
+    assertThat(rows(id + 4)).isPositive();
+  }
+
+  /**
+   * Strings that do not roll the whole transaction back leave it refused, as {@code commit()},
+   * {@code rollback(Savepoint)} and {@code releaseSavepoint} do: {@code COMMIT} / {@code END}
+   * (PostgreSQL would end an aborted transaction with a silent ROLLBACK; here it is refused like
+   * {@code commit()}, so the caller learns its writes are gone, and rolls back), {@code ROLLBACK TO
+   * SAVEPOINT} (the refusal rolled back the whole transaction, the savepoint with it: carrying on
+   * from it would commit what follows without what preceded it, the NESTED pattern), {@code
+   * ROLLBACK PREPARED} (another, prepared transaction), and a string holding more than the
+   * rollback.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "COMMIT",
+        "END",
+        "COMMIT AND CHAIN",
+        "ROLLBACK TO SAVEPOINT nested",
+        "rollback transaction to nested",
+        "ROLLBACK PREPARED 'none'",
+        "PREPARE TRANSACTION 'none'",
+        "RELEASE SAVEPOINT nested",
+        "SELECT 1; ROLLBACK",
+        "ROLLBACK; SELECT 1",
+        "ROLLBACK; ROLLBACK"
+      })
+  void otherEndsLeaveTheRefusedTransactionFailed(String sql) throws SQLException {
+    int id = 400 + nextRow();
+    try (Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "INSERT INTO refused_tx VALUES (?)", id);
+      exec(c, "SAVEPOINT nested");
+      try (FencingScope stale = Fencing.bind(FencingToken.of(resource, 8))) {
+        assertThat(catchThrowable(() -> Write.STATEMENT.run(c, id + 2)))
+            .isInstanceOf(StaleFencingTokenException.class);
+      }
+      assertFailedTransaction(catchThrowable(() -> exec(c, sql)));
+      assertFailedTransaction(catchThrowable(() -> Write.STATEMENT.run(c, id + 4)));
+      assertFailedTransaction(catchThrowable(c::commit));
+      c.rollback();
+    }
+    assertThat(rows(id)).isZero();
+    assertThat(rows(id + 4)).isZero();
+  }
+
+  private static final java.util.concurrent.atomic.AtomicInteger ROWS =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  private static int nextRow() {
+    return ROWS.getAndIncrement() * 10;
   }
 
   private static long largeObjects() throws SQLException {

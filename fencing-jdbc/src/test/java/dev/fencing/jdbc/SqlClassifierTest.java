@@ -529,4 +529,46 @@ class SqlClassifierTest {
   void noEndOfTheTransactionAfterAnotherStatementIsNotFlagged(String sql) {
     assertThat(SqlClassifier.classify(sql).endsAfterStatement()).as(sql).isFalse();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "rollback",
+        "ROLLBACK;",
+        "; ; abort ;;",
+        "Rollback Work",
+        "rollback transaction and chain",
+        "abort and no chain",
+        "-- ends it\nrollback /* a /* nested */ comment */ work"
+      })
+  void aRollbackOfTheWholeTransactionIsRecognised(String sql) {
+    assertThat(SqlClassifier.rollsBackTransaction(sql)).as(sql).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        ";",
+        "commit",
+        "end",
+        "rollback to a",
+        "rollback work to savepoint a",
+        "rollback prepared 'x'",
+        "rollback and",
+        "rollback and no",
+        "rollback chain",
+        "rollback work work",
+        "rollback and chain now",
+        "rollback; rollback",
+        "select 1; rollback",
+        "rollback; select 1",
+        "\"rollback\"",
+        "(rollback)",
+        "rollback 'x'",
+        "rollback /* unterminated"
+      })
+  void nothingElseIsARollbackOfTheWholeTransaction(String sql) {
+    assertThat(SqlClassifier.rollsBackTransaction(sql)).as(sql).isFalse();
+  }
 }
