@@ -234,6 +234,30 @@ class BadInputJavaApiTest {
             IllegalArgumentException.class,
             holder),
         refused(
+            "B137",
+            "LeaseClient holder: a C1 control character (NEL)",
+            () -> LeaseClient.builder(plain).holder("worker\u0085").build(),
+            IllegalArgumentException.class,
+            holder),
+        refused(
+            "B137",
+            "LeaseClient holder: U+2028, a line separator",
+            () -> LeaseClient.builder(plain).holder("line\u2028separator").build(),
+            IllegalArgumentException.class,
+            holder),
+        refused(
+            "B137",
+            "LeaseClient holder: an unpaired surrogate",
+            () -> LeaseClient.builder(plain).holder("a\ud800b").build(),
+            IllegalArgumentException.class,
+            holder),
+        refused(
+            "B137",
+            "LeaseClient holder: 201 emoji (402 UTF-16 units)",
+            () -> LeaseClient.builder(plain).holder("\ud83d\ude00".repeat(201)).build(),
+            IllegalArgumentException.class,
+            holder),
+        refused(
             "B12",
             "LeaseClient schema: SQL injection",
             () -> LeaseClient.builder(plain).schema("fencing.x; DROP TABLE t; --").build(),
