@@ -6,10 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.testing.TestDatabaseExtension;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.hibernate.MappingException;
@@ -385,24 +381,10 @@ class CatalogCascadeTest {
   }
 
   private static void sql(String... statements) {
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement()) {
-      for (String statement : statements) {
-        s.execute(statement);
-      }
-    } catch (SQLException e) {
-      throw new AssertionError(e);
-    }
+    JpaFixture.sql(pool, statements);
   }
 
   private static String query(String sql) {
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      assertThat(rs.next()).isTrue();
-      return rs.getString(1);
-    } catch (SQLException e) {
-      throw new AssertionError(e);
-    }
+    return JpaFixture.query(pool, sql);
   }
 }

@@ -10,10 +10,6 @@ import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabaseExtension;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import org.hibernate.MappingException;
@@ -161,24 +157,10 @@ class CatalogOwnKeyTest {
   }
 
   private static void sql(String... statements) {
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement()) {
-      for (String statement : statements) {
-        s.execute(statement);
-      }
-    } catch (SQLException e) {
-      throw new AssertionError(e);
-    }
+    JpaFixture.sql(pool, statements);
   }
 
   private static String query(String sql) {
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      assertThat(rs.next()).isTrue();
-      return rs.getString(1);
-    } catch (SQLException e) {
-      throw new AssertionError(e);
-    }
+    return JpaFixture.query(pool, sql);
   }
 }

@@ -264,4 +264,28 @@ final class JpaFixture implements AutoCloseable {
     }
     return type.cast(refusal);
   }
+
+  /** Runs {@code statements} on a connection of {@code pool}. */
+  static void sql(DataSource pool, String... statements) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      for (String statement : statements) {
+        s.execute(statement);
+      }
+    } catch (SQLException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** The first column of the one row {@code sql} returns, on a connection of {@code pool}. */
+  static String query(DataSource pool, String sql) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      assertThat(rs.next()).isTrue();
+      return rs.getString(1);
+    } catch (SQLException e) {
+      throw new AssertionError(e);
+    }
+  }
 }

@@ -119,6 +119,37 @@ class ResetExternalSnapshotTest {
     }
   }
 
+  /**
+   * The probe's share lock on external_reset goes with the refused transaction: it is released when
+   * the refusal aborts the transaction (before its ROLLBACK), so a reset of another resource is not
+   * held up by a client that has not rolled back yet (a held lock would fail it at the lock
+   * timeout, 55P03).
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Isolation.class,
+      names = {"REPEATABLE_READ", "SERIALIZABLE"})
+  void aRefusedCheckKeepsNoLockThatHoldsUpAReset(Isolation iso) throws SQLException {
+    String r = "reset-snapshot/refused-" + iso.tag();
+    String other = "reset-snapshot/other-" + iso.tag();
+    try (Connection operator = db.connect();
+        Connection c = app.connect()) {
+      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", r);
+      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", other);
+      Fence.check(operator, r, 100L);
+
+      begin(c, iso);
+      Fence.check(operator, r, 120L); // the next holder, no reset: the probe takes its lock
+      assertFails(Fence.STALE, () -> Fence.check(c, r, 100L));
+      // c has not rolled back
+      FenceSql.run(operator, "SET lock_timeout = '30s'");
+      assertThat(FenceSql.longValue(operator, "SELECT fencing.reset_external(?, 7)", other))
+          .isZero();
+      c.rollback();
+      assertThat(Fence.maxSeen(operator, other)).isEqualTo(7L);
+    }
+  }
+
   /** Opens a transaction at {@code iso} and takes its snapshot. */
   private static void begin(Connection c, Isolation iso) throws SQLException {
     c.setAutoCommit(false);

@@ -231,9 +231,10 @@ final class FencingDataSourcePostProcessor
 
   /**
    * Fails unless bean {@code name} of {@code factory} (another context's, or one created before
-   * this post-processor) is fenced. A singleton is created if it does not exist yet; a bean of
-   * another scope (a prototype: each use creates a new one there, never wrapped) has one instance
-   * created to be judged, destroyed again.
+   * this post-processor) is fenced. A singleton is created if it does not exist yet; a prototype
+   * (each use creates a new one there, never wrapped) has one instance created to be judged,
+   * destroyed again; a bean of another scope is judged in the instance its scope keeps, which is
+   * left to the scope (its users share it).
    */
   private static void judge(ListableBeanFactory factory, String name, String why, String remedy) {
     boolean singleton = factory.isSingleton(name);
@@ -256,7 +257,9 @@ final class FencingDataSourcePostProcessor
           e);
     }
     boolean fenced = isFenced(dataSource);
-    if (!singleton && factory instanceof ConfigurableBeanFactory configurable) {
+    // a prototype's instance is this judging's own; one of another scope (thread, refresh,
+    // session) is the one the scope keeps and its users share: the scope ends it, not this
+    if (factory.isPrototype(name) && factory instanceof ConfigurableBeanFactory configurable) {
       configurable.destroyBean(name, dataSource);
     }
     if (!fenced) {

@@ -7,13 +7,16 @@ import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.support.SimpleThreadScope;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
@@ -267,6 +270,54 @@ class ParentContextDataSourceTest {
                       .withBean(Dao.class)
                       .withPropertyValues(PerClassDatabase.properties(db))
                       .run(context -> assertThat(context).hasNotFailed()));
+    }
+  }
+
+  /** A data source that fences itself and says whether it was closed (destroyed). */
+  static final class ClosablePool extends DelegatingDataSource implements DisposableBean {
+    volatile boolean closed;
+
+    ClosablePool(DataSource target) {
+      super(FencedDataSource.wrap(target));
+    }
+
+    @Override
+    public void destroy() {
+      closed = true;
+    }
+  }
+
+  /**
+   * A parent's {@code DataSource} of a custom scope (here Spring's thread scope; Spring Cloud's
+   * refresh scope alike) that fences itself: the scope keeps one instance, which the parent's users
+   * share. Judging it must not destroy it. Before, the child's start-up judged the instance and
+   * destroyed it as if it were a prototype's own: the parent's live data source was closed.
+   */
+  @Test
+  void aParentsScopedDataSourceIsJudgedNotDestroyed() throws Exception {
+    try (TestDatabase db = TestDatabase.create("parent_scoped")) {
+      new ApplicationContextRunner()
+          .withInitializer(c -> c.getBeanFactory().registerScope("thread", new SimpleThreadScope()))
+          .withBean(
+              "dataSource",
+              DataSource.class,
+              () ->
+                  new ClosablePool(
+                      new DriverManagerDataSource(db.jdbcUrl(), db.migrationUser(), db.password())),
+              definition -> definition.setScope("thread"))
+          .run(
+              parentContext -> {
+                ClosablePool shared = (ClosablePool) parentContext.getBean("dataSource");
+                child
+                    .withParent(parentContext)
+                    .withBean(Dao.class)
+                    .withPropertyValues(PerClassDatabase.properties(db))
+                    .run(context -> assertThat(context).hasNotFailed());
+                assertThat(parentContext.getBean("dataSource")).isSameAs(shared);
+                assertThat(shared.closed)
+                    .as("the parent's scoped data source, in use, was destroyed by the judging")
+                    .isFalse();
+              });
     }
   }
 
