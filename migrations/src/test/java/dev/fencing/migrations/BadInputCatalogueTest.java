@@ -27,6 +27,8 @@ class BadInputCatalogueTest {
           Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputSqlTest.java"),
           Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputCliTest.java"));
   private static final Pattern TABLE_ROW = Pattern.compile("(?m)^\\| (B\\d{2,3}) \\|");
+  private static final Pattern README_COUNT =
+      Pattern.compile("\\(docs/BAD-INPUT\\.md\\) lists (\\d+) malformed");
   private static final Pattern TEST_ID = Pattern.compile("\"(B\\d{2,3})\\b");
 
   @Test
@@ -52,6 +54,22 @@ class BadInputCatalogueTest {
       }
     }
     assertThat(tested).as("test case ids").isEqualTo(documented);
+  }
+
+  @Test
+  void theReadmeCountsTheCatalogueAsItIs() throws IOException {
+    String doc = read(Path.of("docs/BAD-INPUT.md"));
+    doc = doc.substring(0, doc.indexOf("## Fixes the catalogue made"));
+    Set<String> documented = new TreeSet<>();
+    Matcher row = TABLE_ROW.matcher(doc);
+    while (row.find()) {
+      documented.add(row.group(1));
+    }
+    Matcher count = README_COUNT.matcher(read(Path.of("README.md")));
+    assertThat(count.find()).as("README.md's Bad input section counts the catalogue").isTrue();
+    assertThat(Integer.parseInt(count.group(1)))
+        .as("README.md: \"docs/BAD-INPUT.md lists N malformed and hostile inputs\"")
+        .isEqualTo(documented.size());
   }
 
   private static String read(Path relative) throws IOException {
