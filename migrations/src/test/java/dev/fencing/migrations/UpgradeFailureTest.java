@@ -6,6 +6,7 @@ import static dev.fencing.migrations.Fence.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.fencing.migrations.Interleaving.Isolation;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,6 +25,7 @@ import org.flywaydb.core.api.FlywayException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * An upgrade that fails midway, and the callbacks run again: Flyway runs each migration with its
@@ -176,5 +178,45 @@ class UpgradeFailureTest {
       c.setAutoCommit(true);
     }
     Fence.migrations(db).validate();
+  }
+
+  /**
+   * V28 waits for every open fenced transaction (ACCESS EXCLUSIVE on the resource table), and every
+   * check and acquisition after it queues behind it: an upgrade run with a lock_timeout gives up
+   * instead, rolled back whole, and the retry after the transaction ended goes through.
+   */
+  @Test
+  void anUpgradeThatWaitsPastItsLockTimeoutIsRolledBackAndGoesThroughOnRetry() throws Exception {
+    UpgradePathTest.migrateTo(db, "27");
+    PGSimpleDataSource impatient = (PGSimpleDataSource) db.migrationDataSource();
+    impatient.setOptions("-c lock_timeout=200");
+    FencingMigrations migrations =
+        FencingMigrations.builder(impatient)
+            .ownerRole(db.ownerRole())
+            .applicationRole(db.appRole())
+            .build();
+    try (Connection observer = db.connect();
+        Interleaving.Session writer = Interleaving.writer(db, Isolation.READ_COMMITTED)) {
+      FenceSql.run(observer, "CREATE TABLE public.ledger (id int PRIMARY KEY, note text)");
+      FenceSql.run(observer, "SELECT fencing.create_resource('upg/ledger')");
+      FenceSql.run(observer, "SELECT fencing.protect('public.ledger', 'upg/ledger')");
+      long held = Fence.acquire(observer, "upg/ledger", "holder", LEASE);
+      Interleaving.begin(writer, Isolation.READ_COMMITTED);
+      assertThat(Fence.check(writer.c(), "upg/ledger", held)).isEqualTo(held);
+      List<String> before = state(observer);
+
+      FencingMigrationException timedOut =
+          catchThrowableOfType(FencingMigrationException.class, migrations::migrate);
+      assertThat((Object) timedOut).as("the upgrade gives up").isNotNull();
+      assertThat(timedOut).hasMessageContaining("lock timeout");
+      assertThat(state(observer)).containsExactlyElementsOf(before);
+
+      FenceSql.run(writer.c(), "INSERT INTO public.ledger VALUES (1, 'checked before')");
+      writer.c().commit();
+      assertThat(migrations.migrate()).isEqualTo(Fence.MIGRATIONS - Fence.VERSIONS.indexOf(27) - 1);
+      Fence.migrations(db).validate();
+      assertThat(Fence.release(observer, "upg/ledger", held)).isTrue();
+      assertThat(Fence.acquire(observer, "upg/ledger", "next", LEASE)).isGreaterThan(held);
+    }
   }
 }

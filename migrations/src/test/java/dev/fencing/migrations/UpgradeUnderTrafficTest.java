@@ -53,6 +53,9 @@ class UpgradeUnderTrafficTest {
 
   @ParameterizedTest(name = "from V{0}, {1}")
   @CsvSource({
+    "10, READ_COMMITTED",
+    "10, REPEATABLE_READ",
+    "12, READ_COMMITTED",
     "20, READ_COMMITTED",
     "20, REPEATABLE_READ",
     "30, READ_COMMITTED",
@@ -130,6 +133,9 @@ class UpgradeUnderTrafficTest {
 
   @ParameterizedTest(name = "from V{0}, {1}")
   @CsvSource({
+    "10, READ_COMMITTED",
+    "10, REPEATABLE_READ",
+    "12, READ_COMMITTED",
     "20, READ_COMMITTED",
     "20, REPEATABLE_READ",
     "30, READ_COMMITTED",
@@ -179,6 +185,59 @@ class UpgradeUnderTrafficTest {
       Interleaving.tryCommit(writer);
       assertThat(FenceSql.longValue(observer, "SELECT count(*) FROM public.ledger")).isZero();
       Fence.migrations(db).validate();
+    } finally {
+      Interleaving.shutdown(pool);
+    }
+  }
+
+  @ParameterizedTest(name = "from V{0}")
+  @CsvSource({"10", "20", "26", "30", "38"})
+  void anAcquisitionWaitingForAHandoverAcrossTheUpgradeIssuesAboveEveryTokenBefore(int from)
+      throws Exception {
+    UpgradePathTest.migrateTo(db, Integer.toString(from));
+    ExecutorService pool = Interleaving.newPool();
+    try (Connection observer = db.connect();
+        Session writer = Interleaving.writer(db, Isolation.READ_COMMITTED);
+        Session acquirer = Interleaving.session(db)) {
+      setUp(observer);
+      long held = Fence.acquire(observer, "upg/ledger", "holder", LEASE);
+      begin(writer, Isolation.READ_COMMITTED);
+      assertThat(Fence.check(writer.c(), "upg/ledger", held)).isEqualTo(held);
+      assertThat(Fence.release(observer, "upg/ledger", held)).isTrue();
+
+      // an acquisition on the old definitions waits for the check's transaction
+      CompletableFuture<Fence.Acquired> next =
+          async(pool, () -> Fence.tryAcquire(acquirer.c(), "upg/ledger", "b", LEASE, PATIENCE));
+      awaitBlockedBy(observer, acquirer.pid(), writer.pid());
+      CompletableFuture<Integer> migrate = async(pool, () -> Fence.migrate(db));
+      await("the migration done, or waiting")
+          .atMost(PATIENCE)
+          .pollInterval(Duration.ofMillis(5))
+          .until(
+              () ->
+                  migrate.isDone()
+                      || blockedBy(observer, writer.pid()) > 1
+                      || blockedBy(observer, acquirer.pid()) > 0);
+      assertThat(next).isNotDone();
+      FenceSql.run(writer.c(), "INSERT INTO public.ledger VALUES (1, 'checked before')");
+      writer.c().commit();
+      Fence.Acquired a = join(next);
+      assertThat(join(migrate)).isPositive();
+      assertThat(a.acquired()).isTrue();
+      long token = a.token();
+      assertThat(token).isGreaterThan(held);
+      Fence.migrations(db).validate();
+
+      begin(writer, Isolation.READ_COMMITTED);
+      Fence.assertFails(Fence.STALE, () -> Fence.check(writer.c(), "upg/ledger", held));
+      writer.c().rollback();
+      assertThat(Fence.check(writer.c(), "upg/ledger", token)).isEqualTo(token);
+      FenceSql.run(writer.c(), "INSERT INTO public.ledger VALUES (2, 'the next holder')");
+      writer.c().commit();
+      assertThat(Fence.release(observer, "upg/ledger", token)).isTrue();
+      assertThat(Fence.acquire(observer, "upg/ledger", "c", LEASE)).isGreaterThan(token);
+      assertThat(Fence.acquire(observer, "upg/other", "c", LEASE)).isGreaterThan(token);
+      assertThat(FenceSql.longValue(observer, "SELECT count(*) FROM public.ledger")).isEqualTo(2);
     } finally {
       Interleaving.shutdown(pool);
     }
