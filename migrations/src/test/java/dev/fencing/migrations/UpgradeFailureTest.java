@@ -219,4 +219,65 @@ class UpgradeFailureTest {
       assertThat(Fence.acquire(observer, "upg/ledger", "next", LEASE)).isGreaterThan(held);
     }
   }
+
+  /**
+   * An upgrade must not record an object changed by hand as migrated: afterEachMigrate records the
+   * fingerprints of every object, so before, an upgrade that applied anything blessed a function
+   * replaced by hand (here is_checked answering true: every write to a protected table passed
+   * without a check) and validate() said nothing from then on.
+   */
+  @Test
+  void anUpgradeRefusesToRecordAnObjectChangedByHandAsMigrated() throws SQLException {
+    UpgradePathTest.migrateTo(db, "40");
+    try (Connection c = db.connect()) {
+      FenceSql.run(
+          c,
+          "CREATE OR REPLACE FUNCTION fencing.is_checked(p_resource_id bigint) RETURNS boolean"
+              + " LANGUAGE sql AS 'SELECT true'");
+    }
+    FencingMigrationException refused =
+        catchThrowableOfType(FencingMigrationException.class, () -> Fence.migrate(db));
+    assertThat((Object) refused).as("the upgrade refuses").isNotNull();
+    assertThat(refused)
+        .hasMessageContaining("function fencing.is_checked(bigint) (changed)")
+        .hasMessageContaining("record_catalog_fingerprint");
+    try (Connection c = db.connect()) {
+      assertThat(FenceSql.strings(c, "SELECT object FROM fencing.catalog_checksum"))
+          .contains("function fencing.is_checked(bigint)");
+      assertThat(
+              FenceSql.longValue(
+                  c, "SELECT count(*) FROM fencing.fencing_schema_history WHERE version = '41'"))
+          .isZero();
+      // the evidence still names it
+      assertThat(
+              FenceSql.strings(
+                  c,
+                  "SELECT n.object FROM fencing.catalog_fingerprint() n"
+                      + " JOIN fencing.catalog_checksum t USING (object)"
+                      + " WHERE n.fingerprint <> t.fingerprint"))
+          .containsExactly("function fencing.is_checked(bigint)");
+    }
+    // plain Flyway runs the same callback inside the migration: refused, nothing applied
+    FlywayException plain =
+        catchThrowableOfType(
+            FlywayException.class,
+            () ->
+                Flyway.configure(UpgradeFailureTest.class.getClassLoader())
+                    .dataSource(db.migrationDataSource())
+                    .schemas("fencing")
+                    .defaultSchema("fencing")
+                    .table(FencingMigrations.HISTORY_TABLE)
+                    .locations(FencingMigrations.LOCATION)
+                    .placeholders(Map.of("app_role", db.appRole(), "owner_role", db.ownerRole()))
+                    .load()
+                    .migrate());
+    assertThat((Object) plain).isNotNull();
+    assertThat(plain).hasMessageContaining("function fencing.is_checked(bigint) (changed)");
+
+    // a change the migrating user records deliberately is migrated over
+    try (Connection m = db.migrationDataSource().getConnection()) {
+      FenceSql.run(m, "SELECT fencing.record_catalog_fingerprint()");
+    }
+    assertThat(Fence.migrate(db)).isOne();
+  }
 }
