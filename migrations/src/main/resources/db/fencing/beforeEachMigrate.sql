@@ -141,6 +141,40 @@ BEGIN
 END
 $prepare$;
 
+-- An object of the fence changed by hand since the last migration (what validate() names) is not
+-- migrated over: afterEachMigrate records the fingerprints of every object, so an upgrade would
+-- record the change as migrated and validate() would no longer name it (a check replaced by one
+-- that accepts everything would pass as the migrations' own). Refused before anything changes
+-- (the preflight runs this block too), naming each object. (UpgradeFailureTest)
+DO $changed$
+DECLARE
+    v_changed text;
+BEGIN
+    IF pg_catalog.to_regclass('${flyway:defaultSchema}.catalog_checksum') IS NULL
+       OR pg_catalog.to_regprocedure('${flyway:defaultSchema}.catalog_fingerprint()') IS NULL THEN
+        RETURN; -- a first migration: no evidence yet
+    END IF;
+    -- dynamic: the table does not exist before V1, and PL/pgSQL plans a statement as a whole
+    EXECUTE $sql$
+        SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s)', coalesce(n.object, t.object),
+                                     CASE WHEN t.object IS NULL THEN 'added'
+                                          WHEN n.object IS NULL THEN 'dropped' ELSE 'changed' END),
+                                     ', ' ORDER BY coalesce(n.object, t.object))
+          FROM ${flyway:defaultSchema}.catalog_fingerprint() n
+          FULL JOIN ${flyway:defaultSchema}.catalog_checksum t ON t.object = n.object
+         WHERE n.fingerprint IS DISTINCT FROM t.fingerprint
+           AND EXISTS (SELECT FROM ${flyway:defaultSchema}.catalog_checksum)
+    $sql$ INTO v_changed;
+    IF v_changed IS NOT NULL THEN
+        RAISE EXCEPTION 'fencing: schema % was changed by hand since its last migration: %; an upgrade would record that as migrated',
+                '${flyway:defaultSchema}', v_changed
+            USING ERRCODE = '55000',
+                  HINT = pg_catalog.format('Undo the change (validate names it; a fresh migration of the same version shows the original). If it is intended, record it as the migrating user first: SELECT %I.record_catalog_fingerprint();',
+                                           '${flyway:defaultSchema}');
+    END IF;
+END
+$changed$;
+
 -- Before V28 (V27 is in and V28 is not, by the catalog): V28 reads the advisory key space from
 -- resource.lock_space's column default with the pattern '^-?[0-9]+', and PostgreSQL prints a
 -- negative integer default as '-5'::integer, so V28 failed ("the default of resource.lock_space is
