@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -297,6 +298,18 @@ public final class LeaseClient implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * For tests: lets the keep-alive's tasks under way and due finish, interrupting none, and waits
+   * for them to end; true if they have (or there is no keep-alive).
+   */
+  boolean drainKeepAlive(Duration timeout) throws InterruptedException {
+    if (keepAlive == null) {
+      return true;
+    }
+    keepAlive.shutdown();
+    return keepAlive.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** The monotonic clock of this client's leases ({@link System#nanoTime()} but in tests). */
