@@ -372,8 +372,11 @@ public final class LeaseClient implements AutoCloseable {
     }
 
     /**
-     * With keep-alive, renew every {@code ttl * renewFraction}; strictly between 0 and 1. Default
-     * 1/3, so two renewals can fail before the lease runs out.
+     * With keep-alive, renew every {@code ttl * renewFraction}: 0.001 to 0.5. Default 1/3, so two
+     * renewals can fail before the lease runs out. Above 1/2 the first renewal could come after the
+     * client reckons the lease expired (the reckoning starts before the acquisition's round trip),
+     * and the lease would be lost without a renewal tried; below 1/1000 a long lease would be
+     * renewed every few hundred microseconds.
      */
     public Builder renewFraction(double renewFraction) {
       this.renewFraction = renewFraction;
