@@ -188,10 +188,14 @@ class LeaseKeepAliveTest {
   @Test
   void noListenerCallBeginsAfterCloseReturned() throws Exception {
     // The keep-alive found the lease lost and is about to call the listener when close() comes.
+    // Once run out, every reading of the client's clock is a ttl past the last: whatever a renewal
+    // under way reckons from its own reading has run out by the next.
     AtomicLong clock = new AtomicLong(System.nanoTime());
+    AtomicBoolean runOut = new AtomicBoolean();
     Duration ttl = ttl(600);
+    LongSupplier nanoTime = () -> runOut.get() ? clock.addAndGet(ttl.toNanos()) : clock.get();
     Lease lease =
-        keepAliveClient(db.dataSource(), 1.0 / 3, clock::get)
+        keepAliveClient(db.dataSource(), 1.0 / 3, nanoTime)
             .tryAcquire("closed-meanwhile", ttl)
             .orElseThrow();
     CountDownLatch atTheListener = new CountDownLatch(1);
@@ -201,8 +205,8 @@ class LeaseKeepAliveTest {
           atTheListener.countDown();
           awaitLatch(closeReturned);
         };
-    // the lease runs out by the client's clock: the next tick (200 ms) reports it lost
-    clock.addAndGet(ttl.toNanos());
+    // the lease runs out by the client's clock: a tick (every 200 ms) reports it lost
+    runOut.set(true);
     assertThat(atTheListener.await(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS))
         .as("the keep-alive is about to call the listener (a hang guard)")
         .isTrue();
