@@ -110,6 +110,12 @@ final class ConnectionFence {
     } catch (Throwable e) {
       // a refused COMMIT string ended the transaction, like a refused commit(), and says so
       throw kept(e, callersTransaction && !kind.endsTransaction());
+    } finally {
+      if (kind.endsTransaction()) {
+        // as commit() and rollback() do: a row write announced in the transaction that ended and
+        // never sent must not let a bulk write of a later one through unjudged
+        checker.guards().forgetAnnouncements();
+      }
     }
   }
 

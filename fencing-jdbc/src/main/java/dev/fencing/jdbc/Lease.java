@@ -71,6 +71,10 @@ public final class Lease implements AutoCloseable {
 
   private volatile @Nullable ScheduledFuture<?> keepAlive;
 
+  // Tests only: runs on the keep-alive thread when it is about to call the listener, before it
+  // claims the call (a close() may come meanwhile).
+  volatile @Nullable Runnable beforeListenerClaim;
+
   Lease(
       LeaseClient client,
       FencingToken token,
@@ -199,13 +203,15 @@ public final class Lease implements AutoCloseable {
    * Releases the lease (once; later calls do nothing) and stops its keep-alive. Never throws: if
    * the release fails it is logged at WARN and the lease simply expires after its ttl; a lease a
    * newer holder already superseded has nothing to release (logged at INFO). Afterwards {@link
-   * #isLost()} is true.
+   * #isLost()} is true, and no call of the {@link LeaseListener} begins (one the keep-alive began
+   * before may still be running on its thread).
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    listenerCalled.set(true); // no listener call begins after this (one under way may go on)
     markLost("it was closed", null);
     ScheduledFuture<?> task = keepAlive;
     if (task != null) {
@@ -313,7 +319,12 @@ public final class Lease implements AutoCloseable {
   }
 
   private void notifyLost(LeaseListener l) {
-    if (closed.get() || !listenerCalled.compareAndSet(false, true)) {
+    Runnable hook = beforeListenerClaim;
+    if (hook != null) {
+      hook.run();
+    }
+    // close() claims the call too: once it has, no call begins (closed alone was checked too early)
+    if (!listenerCalled.compareAndSet(false, true)) {
       return;
     }
     LOG.warn("Lost lease on {} with token {}: {}", resource(), token.value(), lostReason);

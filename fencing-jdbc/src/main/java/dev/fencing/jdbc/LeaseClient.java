@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -299,6 +300,18 @@ public final class LeaseClient implements AutoCloseable {
     }
   }
 
+  /**
+   * For tests: lets the keep-alive's tasks under way and due finish, interrupting none, and waits
+   * for them to end; true if they have (or there is no keep-alive).
+   */
+  boolean drainKeepAlive(Duration timeout) throws InterruptedException {
+    if (keepAlive == null) {
+      return true;
+    }
+    keepAlive.shutdown();
+    return keepAlive.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
   /** The monotonic clock of this client's leases ({@link System#nanoTime()} but in tests). */
   long nanoTime() {
     return nanoTime.getAsLong();
@@ -359,8 +372,11 @@ public final class LeaseClient implements AutoCloseable {
     }
 
     /**
-     * With keep-alive, renew every {@code ttl * renewFraction}; strictly between 0 and 1. Default
-     * 1/3, so two renewals can fail before the lease runs out.
+     * With keep-alive, renew every {@code ttl * renewFraction}: 0.001 to 0.5. Default 1/3, so two
+     * renewals can fail before the lease runs out. Above 1/2 the first renewal could come after the
+     * client reckons the lease expired (the reckoning starts before the acquisition's round trip),
+     * and the lease would be lost without a renewal tried; below 1/1000 a long lease would be
+     * renewed every few hundred microseconds.
      */
     public Builder renewFraction(double renewFraction) {
       this.renewFraction = renewFraction;

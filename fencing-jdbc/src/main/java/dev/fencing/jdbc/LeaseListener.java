@@ -5,7 +5,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Told when a kept-alive lease is lost: its renewal was refused (another client acquired the
  * resource, or the lease had expired), or the keep-alive could not renew it before it expired. It
- * is called at most once per lease, and never for a lease ended by {@link Lease#close()}.
+ * is called at most once per lease, and never once {@link Lease#close()} has been called (a call
+ * the keep-alive began before may still be running when close() returns).
  *
  * <p>It runs on the keep-alive thread ({@code fencing-keepalive-N}), which renews every other lease
  * of the {@link LeaseClient}: it must not block. Hand real work (stopping a job, alerting) to

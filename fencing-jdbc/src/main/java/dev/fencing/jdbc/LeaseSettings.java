@@ -22,6 +22,8 @@ final class LeaseSettings {
   static final Duration MAX_TTL = Duration.ofDays(7);
   static final Duration MIN_HANDOVER_TIMEOUT = Duration.ofMillis(1);
   static final Duration MAX_HANDOVER_TIMEOUT = Duration.ofHours(1);
+  static final double MIN_RENEW_FRACTION = 0.001;
+  static final double MAX_RENEW_FRACTION = 0.5;
   private static final int MAX_HOLDER_LENGTH = 200;
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
@@ -77,10 +79,18 @@ final class LeaseSettings {
     }
   }
 
+  /**
+   * 1/1000 to 1/2 (B138). Above 1/2 the first renewal may come after the client reckons the lease
+   * expired (its reckoning starts before the acquisition's round trip), so the lease is lost
+   * without a renewal tried; below 1/1000 a long lease is renewed every few hundred microseconds.
+   */
   static void checkRenewFraction(double renewFraction) {
-    if (!(renewFraction > 0 && renewFraction < 1)) {
+    if (!(renewFraction >= MIN_RENEW_FRACTION && renewFraction <= MAX_RENEW_FRACTION)) {
       throw new IllegalArgumentException(
-          "renewFraction must be greater than 0 and less than 1, was " + renewFraction);
+          "renewFraction must be between 0.001 and 0.5, was "
+              + renewFraction
+              + " (above 1/2 the first renewal may come after the lease's reckoned expiry;"
+              + " below 1/1000 it renews more than 1000 times a ttl)");
     }
   }
 

@@ -100,6 +100,7 @@ class BadInputJavaApiTest {
     String allowed = "; allowed are letters, digits and _ . : / @ + = # -";
     String holder = "holder must be 1 to 200 characters without control characters";
     String schema = "schema must be a lower-case SQL identifier";
+    String renewFraction = "renewFraction must be between 0.001 and 0.5";
     return Stream.of(
         refused(
             "B01",
@@ -280,7 +281,31 @@ class BadInputJavaApiTest {
             "LeaseClient renewFraction: NaN",
             () -> LeaseClient.builder(plain).renewFraction(Double.NaN).build(),
             IllegalArgumentException.class,
-            "renewFraction must be greater than 0 and less than 1"),
+            renewFraction),
+        refused(
+            "B138",
+            "LeaseClient renewFraction: 0.99 (the first renewal after the reckoned expiry)",
+            () -> LeaseClient.builder(plain).renewFraction(0.99).build(),
+            IllegalArgumentException.class,
+            renewFraction),
+        refused(
+            "B138",
+            "LeaseClient renewFraction: just above 1/2",
+            () -> LeaseClient.builder(plain).renewFraction(Math.nextUp(0.5)).build(),
+            IllegalArgumentException.class,
+            renewFraction),
+        refused(
+            "B138",
+            "LeaseClient renewFraction: 1e-9 (a renewal every 600 µs of a 7-day lease)",
+            () -> LeaseClient.builder(plain).renewFraction(1e-9).build(),
+            IllegalArgumentException.class,
+            renewFraction),
+        refused(
+            "B138",
+            "LeaseClient renewFraction: just below 1/1000",
+            () -> LeaseClient.builder(plain).renewFraction(Math.nextDown(0.001)).build(),
+            IllegalArgumentException.class,
+            renewFraction),
         refused(
             "B14",
             "tryAcquire: null resource",

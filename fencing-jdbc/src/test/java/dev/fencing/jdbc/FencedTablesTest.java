@@ -7,11 +7,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link FencedTables} declarations belong to the data source they were made for: another {@link
@@ -48,6 +52,46 @@ class FencedTablesTest {
       insert(c, 9102);
     }
     assertThat(present(plain, 9102)).isTrue();
+  }
+
+  /**
+   * A row write announced in a transaction that a SQL string then ends (as {@code commit()} or
+   * {@code rollback()} would) is forgotten with it: it does not let a bulk write of the next
+   * transaction through unjudged, and an announcement made afterwards still counts.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"COMMIT", "ROLLBACK", "END", "ABORT", "rollback work"})
+  void anAnnouncementEndsWithTheTransactionASqlStringEnds(String end) throws SQLException {
+    FencingTestSupport.exec(plain, "DROP TABLE IF EXISTS stale_rows");
+    FencingTestSupport.exec(plain, "CREATE TABLE stale_rows (id int PRIMARY KEY)");
+    FencingTestSupport.exec(plain, "INSERT INTO stale_rows VALUES (1)");
+    FencedDataSource fenced = FencedDataSource.wrap(plain);
+    FencedTables.of(fenced).orElseThrow().requireRowResources("stale_rows");
+
+    try (Connection c = fenced.getConnection();
+        Statement s = c.createStatement()) {
+      c.setAutoCommit(false);
+      FencedTables.announceRowWrite("stale_rows"); // its statement never came
+      s.execute(end);
+
+      assertThatThrownBy(() -> s.executeUpdate("DELETE FROM stale_rows"))
+          .as("a bulk write of an unprotected per-row table, in the next transaction")
+          .isInstanceOf(MissingFencingTokenException.class)
+          .hasMessageContaining("stale_rows");
+      c.rollback();
+
+      FencedTables.announceRowWrite("stale_rows");
+      assertThat(s.executeUpdate("INSERT INTO stale_rows VALUES (2)")).isOne();
+      c.commit();
+    } finally {
+      FencedTables.withdrawRowWrite("stale_rows");
+    }
+    try (Connection c = plain.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM stale_rows")) {
+      rs.next();
+      assertThat(rs.getInt(1)).as("the refused DELETE deleted nothing").isEqualTo(2);
+    }
   }
 
   @Test

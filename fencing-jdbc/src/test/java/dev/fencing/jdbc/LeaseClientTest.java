@@ -310,6 +310,9 @@ class LeaseClientTest {
     assertThatThrownBy(() -> builder().renewFraction(1.5).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("renewFraction");
+    // B138: the bounds themselves are accepted
+    builder().renewFraction(0.5).build().close();
+    builder().renewFraction(0.001).build().close();
     assertThatThrownBy(() -> builder().schema("Bad-Name").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("schema")

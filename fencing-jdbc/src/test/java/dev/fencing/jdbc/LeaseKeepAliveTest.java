@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -182,6 +183,53 @@ class LeaseKeepAliveTest {
     await().atMost(FencingTestSupport.PATIENCE).until(() -> !status("client-closed").valid());
     assertThat(status("client-closed").token()).isEqualTo(lease.token().value());
     assertThat(lease.isLost()).isTrue();
+  }
+
+  @Test
+  void noListenerCallBeginsAfterCloseReturned() throws Exception {
+    // The keep-alive found the lease lost and is about to call the listener when close() comes.
+    // Once run out, every reading of the client's clock is a ttl past the last: whatever a renewal
+    // under way reckons from its own reading has run out by the next.
+    AtomicLong clock = new AtomicLong(System.nanoTime());
+    AtomicBoolean runOut = new AtomicBoolean();
+    Duration ttl = ttl(600);
+    LongSupplier nanoTime = () -> runOut.get() ? clock.addAndGet(ttl.toNanos()) : clock.get();
+    Lease lease =
+        keepAliveClient(db.dataSource(), 1.0 / 3, nanoTime)
+            .tryAcquire("closed-meanwhile", ttl)
+            .orElseThrow();
+    CountDownLatch atTheListener = new CountDownLatch(1);
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    lease.beforeListenerClaim =
+        () -> {
+          atTheListener.countDown();
+          awaitLatch(closeReturned);
+        };
+    // the lease runs out by the client's clock: a tick (every 200 ms) reports it lost
+    runOut.set(true);
+    assertThat(atTheListener.await(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .as("the keep-alive is about to call the listener (a hang guard)")
+        .isTrue();
+
+    lease.close();
+    closeReturned.countDown();
+
+    // every tick has ended once the client's scheduler has terminated (none interrupted)
+    assertThat(clients.get(clients.size() - 1).drainKeepAlive(FencingTestSupport.PATIENCE))
+        .isTrue();
+    assertThat(calls).as("no listener call after close() returned").isEmpty();
+    assertThat(lease.isLost()).isTrue();
+  }
+
+  private static void awaitLatch(CountDownLatch latch) {
+    try {
+      if (!latch.await(FencingTestSupport.PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
+        throw new IllegalStateException("latch not counted down (a hang guard)");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   // --- helpers ---------------------------------------------------------------------------------

@@ -179,8 +179,7 @@ public record FencingProperties(
    *     transactions to end (then {@code ZF007}), 1 ms to 1 hour
    * @param keepAlive renew {@code @WithLease} leases in the background while the method runs
    *     (ShedLock's locks are never kept alive: {@code lockAtMostFor} is their limit)
-   * @param renewFraction with keep-alive, renew every {@code ttl} times this, strictly between 0
-   *     and 1
+   * @param renewFraction with keep-alive, renew every {@code ttl} times this, 0.001 to 0.5
    */
   public record Lease(
       @Nullable String holder,
@@ -219,10 +218,10 @@ public record FencingProperties(
           MIN_HANDOVER,
           MAX_HANDOVER,
           "1ms and 1h");
-      if (!(renewFraction > 0 && renewFraction < 1)) {
+      if (!(renewFraction >= 0.001 && renewFraction <= 0.5)) {
+        // LeaseClient.Builder's range (B138)
         throw new IllegalArgumentException(
-            "fencing.lease.renew-fraction must be greater than 0 and less than 1, was "
-                + renewFraction);
+            "fencing.lease.renew-fraction must be between 0.001 and 0.5, was " + renewFraction);
       }
     }
   }

@@ -47,8 +47,10 @@ class StartUpPropertiesTest {
         "fencing.lease.ttl         | soon           | fencing.lease.ttl",
         "fencing.lease.max-wait    | -1s            | fencing.lease.max-wait must be between 0 and 7d",
         "fencing.lease.handover-timeout | 2h        | fencing.lease.handover-timeout must be between 1ms and 1h",
-        "fencing.lease.renew-fraction | 1.0         | fencing.lease.renew-fraction must be greater than 0 and less than 1",
-        "fencing.lease.renew-fraction | 0           | fencing.lease.renew-fraction must be greater than 0 and less than 1",
+        "fencing.lease.renew-fraction | 1.0         | fencing.lease.renew-fraction must be between 0.001 and 0.5, was 1.0",
+        "fencing.lease.renew-fraction | 0           | fencing.lease.renew-fraction must be between 0.001 and 0.5, was 0.0",
+        "fencing.lease.renew-fraction | 0.99        | fencing.lease.renew-fraction must be between 0.001 and 0.5, was 0.99",
+        "fencing.lease.renew-fraction | 1e-9        | fencing.lease.renew-fraction must be between 0.001 and 0.5, was 1.0E-9",
         "fencing.lease.holder      | ''             | fencing.lease.holder must be 1 to 200 characters",
         // APP_ROLE: the test database's application role, which the context is given
         "fencing.migrations.owner-role | APP_ROLE   | must differ, both are 'APP_ROLE'",
