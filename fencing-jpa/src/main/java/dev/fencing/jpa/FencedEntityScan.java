@@ -17,6 +17,7 @@ import org.hibernate.mapping.Selectable;
 import org.hibernate.mapping.SimpleValue;
 import org.hibernate.mapping.Table;
 import org.hibernate.mapping.Value;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds and validates, for {@link FencingIntegrator}, the {@link Fenced} entities of a mapping (and
@@ -38,6 +39,7 @@ final class FencedEntityScan {
       try {
         fencing = FencedEntity.of(type, name);
         if (fencing == null) {
+          requireNoFencedInterface(type, name);
           requireNoFencedEntityListener(type, name);
           continue;
         }
@@ -98,6 +100,18 @@ final class FencedEntityScan {
     }
     if (property == entity.getIdentifierProperty()) {
       return; // the row the statement writes is the one its identifier names
+    }
+    if (property.getValueGeneratorCreator() != null) {
+      // A value the database generates is left out of the insert (or update): the column gets
+      // its default or a trigger's value, not the one judged. One generated in memory is not
+      // needed for a resource name either: refused alike, rather than told apart.
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + "'s value is generated (@Generated, @CurrentTimestamp or another value"
+              + " generator), so the row's column may hold another resource than the attribute;"
+              + " name the resource with an attribute the application sets");
     }
     // The listener judges a write by the attribute's value in the entity: that must be the value
     // the row's column gets. A formula, a column the attribute does not insert, or one another
@@ -164,6 +178,37 @@ final class FencedEntityScan {
       }
     }
     return false;
+  }
+
+  /**
+   * {@code @Fenced} is inherited from superclasses only: on an interface, Java passes it on to no
+   * implementing class, and the entity would be written with no token at all.
+   */
+  private static void requireNoFencedInterface(Class<?> type, String name) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      Class<?> fenced = fencedInterface(c);
+      if (fenced != null) {
+        throw FencedEntity.invalid(
+            name,
+            "@Fenced is on interface "
+                + fenced.getName()
+                + ", which Java does not pass on to implementing classes, so the entity would"
+                + " be written with no token; annotate the entity class (or a superclass)");
+      }
+    }
+  }
+
+  private static @Nullable Class<?> fencedInterface(Class<?> type) {
+    for (Class<?> i : type.getInterfaces()) {
+      if (i.isAnnotationPresent(Fenced.class)) {
+        return i;
+      }
+      Class<?> inherited = fencedInterface(i);
+      if (inherited != null) {
+        return inherited;
+      }
+    }
+    return null;
   }
 
   private static void requireNoFencedEntityListener(Class<?> type, String name) {

@@ -12,8 +12,11 @@ import jakarta.persistence.JoinColumn;
 import jakarta.persistence.ManyToOne;
 import java.util.Map;
 import org.hibernate.SessionFactory;
+import org.hibernate.annotations.ColumnDefault;
 import org.hibernate.annotations.ColumnTransformer;
 import org.hibernate.annotations.Formula;
+import org.hibernate.annotations.Generated;
+import org.hibernate.generator.EventType;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -133,6 +136,32 @@ class FencedAnnotationValidationTest {
     }
   }
 
+  /**
+   * The database generates the column (its default): the insert leaves it out, so the row gets
+   * alice whatever the entity says. Before the start-up check, the holder of kiln:bob persisted
+   * {@code owner = "bob"} and the row read back {@code owner = 'alice'}: a row of kiln:alice
+   * inserted with kiln:bob's token.
+   */
+  @Entity(name = "GeneratedAttribute")
+  @Fenced(prefix = "kiln:", attribute = "owner")
+  static class GeneratedAttribute {
+    @Id long id;
+
+    @Generated
+    @ColumnDefault("'alice'")
+    String owner = "";
+  }
+
+  /** The same on updates: an update leaves the column out, a trigger may set it. */
+  @Entity(name = "GeneratedOnUpdateAttribute")
+  @Fenced(prefix = "kiln:", attribute = "owner")
+  static class GeneratedOnUpdateAttribute {
+    @Id long id;
+
+    @Generated(event = {EventType.INSERT, EventType.UPDATE})
+    String owner = "";
+  }
+
   /** A formula is never written: its value in the entity is not the row's. */
   @Entity(name = "FormulaAttribute")
   @Fenced(prefix = "account:", attribute = "number")
@@ -220,6 +249,15 @@ class FencedAnnotationValidationTest {
         .contains(
             TransformedAttribute.class.getName(),
             "attribute owner's column owner is written or read through an SQL expression");
+  }
+
+  @Test
+  void generatedAttribute() {
+    assertThat(bootFailure(GeneratedAttribute.class))
+        .contains(GeneratedAttribute.class.getName(), "attribute owner's value is generated");
+    assertThat(bootFailure(GeneratedOnUpdateAttribute.class))
+        .contains(
+            GeneratedOnUpdateAttribute.class.getName(), "attribute owner's value is generated");
   }
 
   @Test
