@@ -1,15 +1,20 @@
 package dev.fencing.jpa;
 
 import jakarta.persistence.EntityListeners;
+import java.math.BigInteger;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
 import org.hibernate.mapping.BasicValue;
 import org.hibernate.mapping.Column;
+import org.hibernate.mapping.Component;
 import org.hibernate.mapping.Join;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
@@ -37,6 +42,7 @@ final class FencedEntityScan {
       String name = entity.getEntityName();
       FencedEntity fencing;
       try {
+        requireNoFencedEmbeddable(entity);
         fencing = FencedEntity.of(type, name);
         if (fencing == null) {
           requireNoFencedInterface(type, name);
@@ -98,6 +104,7 @@ final class FencedEntityScan {
                 + " row's column may hold another resource than the attribute");
       }
     }
+    requireExactText(entity, attribute, property, value);
     if (property == entity.getIdentifierProperty()) {
       return; // the row the statement writes is the one its identifier names
     }
@@ -157,6 +164,51 @@ final class FencedEntityScan {
     }
   }
 
+  /**
+   * The Java types whose text ({@code String.valueOf}, the resource's) is the one value the column
+   * stores and gives back: two values of another type may be stored as one (a scale, a precision, a
+   * time zone), so the holder of one resource would write rows read back as another's.
+   */
+  private static final Set<Class<?>> EXACT_TEXT =
+      Set.of(
+          String.class,
+          Character.class,
+          char.class,
+          Long.class,
+          long.class,
+          Integer.class,
+          int.class,
+          Short.class,
+          short.class,
+          Byte.class,
+          byte.class,
+          BigInteger.class,
+          Boolean.class,
+          boolean.class,
+          UUID.class,
+          LocalDate.class);
+
+  private static void requireExactText(
+      PersistentClass entity, String attribute, Property property, BasicValue value) {
+    if (value.getJpaAttributeConverterDescriptor() != null) {
+      return; // the application's converter decides the column's value: trusted to be injective
+    }
+    Class<?> type = property.getType().getReturnedClass();
+    if (type == null || EXACT_TEXT.contains(type) || type.isEnum()) {
+      return;
+    }
+    throw FencedEntity.invalid(
+        entity.getEntityName(),
+        "attribute "
+            + attribute
+            + "'s type "
+            + type.getName()
+            + " may be stored as another text than its value's (a scale, a precision or a time"
+            + " zone of the column), so the row could be read back as another resource than the"
+            + " one judged; name the resource with a String, an integral type, a UUID, an enum or"
+            + " a LocalDate");
+  }
+
   /** Whether {@code property} inserts or updates {@code column} of {@code table}. */
   private static boolean writesColumn(Property property, Table table, Column column) {
     Value value = property.getValue();
@@ -195,6 +247,57 @@ final class FencedEntityScan {
                 + ", which Java does not pass on to implementing classes, so the entity would"
                 + " be written with no token; annotate the entity class (or a superclass)");
       }
+    }
+  }
+
+  /**
+   * {@code @Fenced} fences entities: on an embeddable (embedded, or the element of a collection) it
+   * fenced nothing, and the embedding entity was written with no token.
+   */
+  private static void requireNoFencedEmbeddable(PersistentClass entity) {
+    List<Property> properties = new ArrayList<>();
+    if (entity.getIdentifierProperty() != null) {
+      properties.add(entity.getIdentifierProperty());
+    }
+    properties.addAll(entity.getPropertyClosure());
+    for (Join join : entity.getJoinClosure()) {
+      properties.addAll(join.getProperties());
+    }
+    for (Property property : properties) {
+      requireNoFencedEmbeddable(entity, property.getName(), property.getValue());
+    }
+  }
+
+  private static void requireNoFencedEmbeddable(
+      PersistentClass entity, String path, @Nullable Value value) {
+    if (value instanceof org.hibernate.mapping.Collection collection) {
+      requireNoFencedEmbeddable(entity, path, collection.getElement());
+      return;
+    }
+    if (!(value instanceof Component component)) {
+      return;
+    }
+    Class<?> type = component.getComponentClassName() == null ? null : componentClass(component);
+    if (type != null && type.isAnnotationPresent(Fenced.class)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "@Fenced is on embeddable "
+              + type.getName()
+              + " (attribute "
+              + path
+              + "), which fences nothing: @Fenced goes on entities; annotate the entity class (or"
+              + " a superclass)");
+    }
+    for (Property property : component.getProperties()) {
+      requireNoFencedEmbeddable(entity, path + '.' + property.getName(), property.getValue());
+    }
+  }
+
+  private static @Nullable Class<?> componentClass(Component component) {
+    try {
+      return component.getComponentClass();
+    } catch (RuntimeException dynamic) {
+      return null; // a dynamic (map) component has no class to annotate
     }
   }
 

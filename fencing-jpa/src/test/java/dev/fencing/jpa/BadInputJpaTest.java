@@ -9,6 +9,8 @@ import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.testing.FenceSnapshot;
 import dev.fencing.testing.TestDatabaseExtension;
+import jakarta.persistence.Embeddable;
+import jakarta.persistence.Embedded;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
@@ -95,6 +97,29 @@ class BadInputJpaTest {
     @Nullable String owner;
   }
 
+  /** A resource named by a decimal, stored as numeric(38,2): 1.005 is kept as 1.01. */
+  @Entity(name = "DecimalRate")
+  @Fenced(prefix = "vat:", attribute = "rate")
+  static class DecimalRate {
+    @Id long id;
+
+    java.math.@Nullable BigDecimal rate;
+  }
+
+  /** {@code @Fenced} on an embeddable: it fenced nothing, the embedding entity needed no token. */
+  @Fenced("addresses")
+  @Embeddable
+  static class FencedAddress {
+    @Nullable String street;
+  }
+
+  @Entity(name = "EmbedsAFencedEmbeddable")
+  static class EmbedsAFencedEmbeddable {
+    @Id long id;
+
+    @Embedded @Nullable FencedAddress address;
+  }
+
   /** Java passes no annotation of an interface on to the classes implementing it. */
   @Fenced("posts")
   interface Posted {}
@@ -168,6 +193,14 @@ class BadInputJpaTest {
             GeneratedOwner.class,
             "attribute owner's value is generated (@Generated, @CurrentTimestamp or another value"
                 + " generator)"),
+        arguments(
+            "B155",
+            DecimalRate.class,
+            "attribute rate's type java.math.BigDecimal may be stored as another text"),
+        arguments(
+            "B156",
+            EmbedsAFencedEmbeddable.class,
+            "@Fenced is on embeddable " + FencedAddress.class.getName() + " (attribute address)"),
         arguments(
             "B154",
             FencedThroughAnInterface.class,

@@ -162,6 +162,39 @@ class FencedAnnotationValidationTest {
     String owner = "";
   }
 
+  /**
+   * A value whose text is not the column's: Hibernate's default column for a BigDecimal is {@code
+   * numeric(38,2)}, which stores 1.0 as 1.00 and rounds 1.005 to 1.01. Before the start-up check,
+   * the holder of vat:1.005 inserted a row read back as vat:1.01 (another resource's row), and rows
+   * written by the holder of vat:1 were read back as vat:1.00's.
+   */
+  @Entity(name = "DecimalAttribute")
+  @Fenced(prefix = "vat:", attribute = "rate")
+  static class DecimalAttribute {
+    @Id long id;
+
+    java.math.BigDecimal rate = java.math.BigDecimal.ONE;
+
+    DecimalAttribute() {}
+
+    DecimalAttribute(long id, java.math.BigDecimal rate) {
+      this.id = id;
+      this.rate = rate;
+    }
+  }
+
+  /**
+   * The same with a time zone: {@code timestamptz} keeps the instant, not the offset, so
+   * 10:00+02:00 reads back as 08:00Z (and nanoseconds are rounded to microseconds).
+   */
+  @Entity(name = "OffsetAttribute")
+  @Fenced(prefix = "slot:", attribute = "start")
+  static class OffsetAttribute {
+    @Id long id;
+
+    java.time.@Nullable OffsetDateTime start;
+  }
+
   /** A formula is never written: its value in the entity is not the row's. */
   @Entity(name = "FormulaAttribute")
   @Fenced(prefix = "account:", attribute = "number")
@@ -258,6 +291,18 @@ class FencedAnnotationValidationTest {
     assertThat(bootFailure(GeneratedOnUpdateAttribute.class))
         .contains(
             GeneratedOnUpdateAttribute.class.getName(), "attribute owner's value is generated");
+  }
+
+  @Test
+  void inexactTextAttribute() {
+    assertThat(bootFailure(DecimalAttribute.class))
+        .contains(
+            DecimalAttribute.class.getName(),
+            "attribute rate's type java.math.BigDecimal may be stored as another text");
+    assertThat(bootFailure(OffsetAttribute.class))
+        .contains(
+            OffsetAttribute.class.getName(),
+            "attribute start's type java.time.OffsetDateTime may be stored as another text");
   }
 
   @Test
