@@ -21,6 +21,7 @@ import org.hibernate.mapping.Join;
 import org.hibernate.mapping.JoinedSubclass;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Table;
+import org.hibernate.mapping.UnionSubclass;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -96,7 +97,7 @@ final class DatabaseCascades {
         continue;
       }
       Map<String, List<String>> owners = new HashMap<>();
-      for (Table table : entity.getTableClosure()) {
+      for (Table table : rowTables(entity)) {
         owners.put(key(table), primaryKey(table));
         cascades.guard(table, fencing);
       }
@@ -116,7 +117,7 @@ final class DatabaseCascades {
         FencedEntity fencing = fenced.get(entity.getEntityName());
         if (fencing != null && ownsOrInherits(entity, collection.getOwner())) {
           Map<String, List<String>> owners = new HashMap<>();
-          for (Table table : entity.getTableClosure()) {
+          for (Table table : rowTables(entity)) {
             owners.put(key(table), primaryKey(table));
           }
           Table table = collection.getCollectionTable();
@@ -126,6 +127,15 @@ final class DatabaseCascades {
       }
     }
     return cascades;
+  }
+
+  /**
+   * The tables holding {@code entity}'s rows, its secondary tables aside: its superclasses' too
+   * ({@code JOINED}, {@code SINGLE_TABLE}), except for a {@code TABLE_PER_CLASS} subclass, whose
+   * rows (every column) are in its own table alone: its superclass's table holds no row of it.
+   */
+  static List<Table> rowTables(PersistentClass entity) {
+    return entity instanceof UnionSubclass ? List.of(entity.getTable()) : entity.getTableClosure();
   }
 
   /** The names of the fenced tables, as {@link #key} makes them. */

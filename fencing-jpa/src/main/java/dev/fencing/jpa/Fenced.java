@@ -29,8 +29,12 @@ import java.lang.annotation.Target;
  * resource names ({@link dev.fencing.jdbc.FencingToken#requireValidResource(String)}). The
  * attribute must be a basic attribute of the entity (a column value or the identifier), never null
  * when the entity is written, and the mapping that writes its column (insertable, not a
- * {@code @Formula} nor a {@code @ColumnTransformer}, no other attribute of the entity writing that
- * column); its value is turned into text with {@code String.valueOf}. An identifier the database
+ * {@code @Formula} nor a {@code @ColumnTransformer}, no generated value such as {@code @Generated},
+ * no other attribute of the entity writing that column); its value is turned into text with {@code
+ * String.valueOf}, so its type must be one whose text the column keeps: {@code String}, {@code
+ * Character}, an integral type, {@code BigInteger}, {@code Boolean}, {@code UUID}, an enum or
+ * {@code LocalDate} (a {@code BigDecimal} column's scale, a time zone, nanoseconds would read back
+ * as another resource; an {@code AttributeConverter} is trusted). An identifier the database
  * generates (IDENTITY) is not known before the insert, so it cannot name the resource. When an
  * update changes the attribute, the tokens for the old and the new resource are both required; a
  * {@code StatelessSession}'s update, delete or upsert (no loaded state) also requires the token for
@@ -43,9 +47,10 @@ import java.lang.annotation.Target;
  * parts, or rows of the same fixed resource, may be cascaded by the database. Actions created
  * outside the mapping (migrations) are not seen: protect such a table.
  *
- * <p>Subclasses of a fenced entity are fenced too. Fencing does not follow associations: annotate
- * every entity whose rows must be fenced (cascaded children included); a collection owned by a
- * fenced entity (element collections, join tables) is fenced with the owner's resource.
+ * <p>Subclasses of a fenced entity are fenced too (Java inherits it from superclasses only: on an
+ * interface or an embeddable it is refused at start). Fencing does not follow associations:
+ * annotate every entity whose rows must be fenced (cascaded children included); a collection owned
+ * by a fenced entity (element collections, join tables) is fenced with the owner's resource.
  *
  * @see FencingIntegrator
  * @see FencedEntityListener

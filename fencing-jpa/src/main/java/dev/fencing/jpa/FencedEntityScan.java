@@ -1,15 +1,20 @@
 package dev.fencing.jpa;
 
 import jakarta.persistence.EntityListeners;
+import java.math.BigInteger;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
 import org.hibernate.mapping.BasicValue;
 import org.hibernate.mapping.Column;
+import org.hibernate.mapping.Component;
 import org.hibernate.mapping.Join;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Property;
@@ -17,6 +22,7 @@ import org.hibernate.mapping.Selectable;
 import org.hibernate.mapping.SimpleValue;
 import org.hibernate.mapping.Table;
 import org.hibernate.mapping.Value;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds and validates, for {@link FencingIntegrator}, the {@link Fenced} entities of a mapping (and
@@ -36,8 +42,10 @@ final class FencedEntityScan {
       String name = entity.getEntityName();
       FencedEntity fencing;
       try {
+        requireNoFencedEmbeddable(entity);
         fencing = FencedEntity.of(type, name);
         if (fencing == null) {
+          requireNoFencedInterface(type, name);
           requireNoFencedEntityListener(type, name);
           continue;
         }
@@ -96,8 +104,21 @@ final class FencedEntityScan {
                 + " row's column may hold another resource than the attribute");
       }
     }
+    requireExactText(entity, attribute, property, value);
     if (property == entity.getIdentifierProperty()) {
       return; // the row the statement writes is the one its identifier names
+    }
+    if (property.getValueGeneratorCreator() != null) {
+      // A value the database generates is left out of the insert (or update): the column gets
+      // its default or a trigger's value, not the one judged. One generated in memory is not
+      // needed for a resource name either: refused alike, rather than told apart.
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + "'s value is generated (@Generated, @CurrentTimestamp or another value"
+              + " generator), so the row's column may hold another resource than the attribute;"
+              + " name the resource with an attribute the application sets");
     }
     // The listener judges a write by the attribute's value in the entity: that must be the value
     // the row's column gets. A formula, a column the attribute does not insert, or one another
@@ -143,6 +164,51 @@ final class FencedEntityScan {
     }
   }
 
+  /**
+   * The Java types whose text ({@code String.valueOf}, the resource's) is the one value the column
+   * stores and gives back: two values of another type may be stored as one (a scale, a precision, a
+   * time zone), so the holder of one resource would write rows read back as another's.
+   */
+  private static final Set<Class<?>> EXACT_TEXT =
+      Set.of(
+          String.class,
+          Character.class,
+          char.class,
+          Long.class,
+          long.class,
+          Integer.class,
+          int.class,
+          Short.class,
+          short.class,
+          Byte.class,
+          byte.class,
+          BigInteger.class,
+          Boolean.class,
+          boolean.class,
+          UUID.class,
+          LocalDate.class);
+
+  private static void requireExactText(
+      PersistentClass entity, String attribute, Property property, BasicValue value) {
+    if (value.getJpaAttributeConverterDescriptor() != null) {
+      return; // the application's converter decides the column's value: trusted to be injective
+    }
+    Class<?> type = property.getType().getReturnedClass();
+    if (type == null || EXACT_TEXT.contains(type) || type.isEnum()) {
+      return;
+    }
+    throw FencedEntity.invalid(
+        entity.getEntityName(),
+        "attribute "
+            + attribute
+            + "'s type "
+            + type.getName()
+            + " may be stored as another text than its value's (a scale, a precision or a time"
+            + " zone of the column), so the row could be read back as another resource than the"
+            + " one judged; name the resource with a String, an integral type, a UUID, an enum or"
+            + " a LocalDate");
+  }
+
   /** Whether {@code property} inserts or updates {@code column} of {@code table}. */
   private static boolean writesColumn(Property property, Table table, Column column) {
     Value value = property.getValue();
@@ -164,6 +230,88 @@ final class FencedEntityScan {
       }
     }
     return false;
+  }
+
+  /**
+   * {@code @Fenced} is inherited from superclasses only: on an interface, Java passes it on to no
+   * implementing class, and the entity would be written with no token at all.
+   */
+  private static void requireNoFencedInterface(Class<?> type, String name) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      Class<?> fenced = fencedInterface(c);
+      if (fenced != null) {
+        throw FencedEntity.invalid(
+            name,
+            "@Fenced is on interface "
+                + fenced.getName()
+                + ", which Java does not pass on to implementing classes, so the entity would"
+                + " be written with no token; annotate the entity class (or a superclass)");
+      }
+    }
+  }
+
+  /**
+   * {@code @Fenced} fences entities: on an embeddable (embedded, or the element of a collection) it
+   * fenced nothing, and the embedding entity was written with no token.
+   */
+  private static void requireNoFencedEmbeddable(PersistentClass entity) {
+    List<Property> properties = new ArrayList<>();
+    if (entity.getIdentifierProperty() != null) {
+      properties.add(entity.getIdentifierProperty());
+    }
+    properties.addAll(entity.getPropertyClosure());
+    for (Join join : entity.getJoinClosure()) {
+      properties.addAll(join.getProperties());
+    }
+    for (Property property : properties) {
+      requireNoFencedEmbeddable(entity, property.getName(), property.getValue());
+    }
+  }
+
+  private static void requireNoFencedEmbeddable(
+      PersistentClass entity, String path, @Nullable Value value) {
+    if (value instanceof org.hibernate.mapping.Collection collection) {
+      requireNoFencedEmbeddable(entity, path, collection.getElement());
+      return;
+    }
+    if (!(value instanceof Component component)) {
+      return;
+    }
+    Class<?> type = component.getComponentClassName() == null ? null : componentClass(component);
+    if (type != null && type.isAnnotationPresent(Fenced.class)) {
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "@Fenced is on embeddable "
+              + type.getName()
+              + " (attribute "
+              + path
+              + "), which fences nothing: @Fenced goes on entities; annotate the entity class (or"
+              + " a superclass)");
+    }
+    for (Property property : component.getProperties()) {
+      requireNoFencedEmbeddable(entity, path + '.' + property.getName(), property.getValue());
+    }
+  }
+
+  private static @Nullable Class<?> componentClass(Component component) {
+    try {
+      return component.getComponentClass();
+    } catch (RuntimeException dynamic) {
+      return null; // a dynamic (map) component has no class to annotate
+    }
+  }
+
+  private static @Nullable Class<?> fencedInterface(Class<?> type) {
+    for (Class<?> i : type.getInterfaces()) {
+      if (i.isAnnotationPresent(Fenced.class)) {
+        return i;
+      }
+      Class<?> inherited = fencedInterface(i);
+      if (inherited != null) {
+        return inherited;
+      }
+    }
+    return null;
   }
 
   private static void requireNoFencedEntityListener(Class<?> type, String name) {

@@ -164,10 +164,10 @@ public final class FencingIntegrator implements Integrator {
   }
 
   /**
-   * Declares the tables of every fenced entity (its own, its superclasses', its secondary tables)
-   * to the data source's {@link FencedTables}, so that a bulk or native write of them needs the
-   * entity's own token; returns the tables of the entities whose rows name their own resources, by
-   * entity name, for their writes to be announced.
+   * Declares the tables of every fenced entity (its own, its superclasses' but a {@code
+   * TABLE_PER_CLASS} subclass's, its secondary tables) to the data source's {@link FencedTables},
+   * so that a bulk or native write of them needs the entity's own token; returns the tables of the
+   * entities whose rows name their own resources, by entity name, for their writes to be announced.
    */
   private static Map<String, FencingEventMonitor.RowWrites> declareTables(
       Metadata metadata, Map<String, FencedEntity> fenced, @Nullable FencedTables declared) {
@@ -178,7 +178,7 @@ public final class FencingIntegrator implements Integrator {
         continue;
       }
       List<String> tables = new ArrayList<>();
-      List<Table> written = new ArrayList<>(entity.getTableClosure());
+      List<Table> written = new ArrayList<>(DatabaseCascades.rowTables(entity));
       for (Join join : entity.getJoinClosure()) {
         written.add(join.getTable()); // a @SecondaryTable: written with the entity's rows
       }

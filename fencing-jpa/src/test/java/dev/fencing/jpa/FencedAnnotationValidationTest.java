@@ -12,8 +12,11 @@ import jakarta.persistence.JoinColumn;
 import jakarta.persistence.ManyToOne;
 import java.util.Map;
 import org.hibernate.SessionFactory;
+import org.hibernate.annotations.ColumnDefault;
 import org.hibernate.annotations.ColumnTransformer;
 import org.hibernate.annotations.Formula;
+import org.hibernate.annotations.Generated;
+import org.hibernate.generator.EventType;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -133,6 +136,65 @@ class FencedAnnotationValidationTest {
     }
   }
 
+  /**
+   * The database generates the column (its default): the insert leaves it out, so the row gets
+   * alice whatever the entity says. Before the start-up check, the holder of kiln:bob persisted
+   * {@code owner = "bob"} and the row read back {@code owner = 'alice'}: a row of kiln:alice
+   * inserted with kiln:bob's token.
+   */
+  @Entity(name = "GeneratedAttribute")
+  @Fenced(prefix = "kiln:", attribute = "owner")
+  static class GeneratedAttribute {
+    @Id long id;
+
+    @Generated
+    @ColumnDefault("'alice'")
+    String owner = "";
+  }
+
+  /** The same on updates: an update leaves the column out, a trigger may set it. */
+  @Entity(name = "GeneratedOnUpdateAttribute")
+  @Fenced(prefix = "kiln:", attribute = "owner")
+  static class GeneratedOnUpdateAttribute {
+    @Id long id;
+
+    @Generated(event = {EventType.INSERT, EventType.UPDATE})
+    String owner = "";
+  }
+
+  /**
+   * A value whose text is not the column's: Hibernate's default column for a BigDecimal is {@code
+   * numeric(38,2)}, which stores 1.0 as 1.00 and rounds 1.005 to 1.01. Before the start-up check,
+   * the holder of vat:1.005 inserted a row read back as vat:1.01 (another resource's row), and rows
+   * written by the holder of vat:1 were read back as vat:1.00's.
+   */
+  @Entity(name = "DecimalAttribute")
+  @Fenced(prefix = "vat:", attribute = "rate")
+  static class DecimalAttribute {
+    @Id long id;
+
+    java.math.BigDecimal rate = java.math.BigDecimal.ONE;
+
+    DecimalAttribute() {}
+
+    DecimalAttribute(long id, java.math.BigDecimal rate) {
+      this.id = id;
+      this.rate = rate;
+    }
+  }
+
+  /**
+   * The same with a time zone: {@code timestamptz} keeps the instant, not the offset, so
+   * 10:00+02:00 reads back as 08:00Z (and nanoseconds are rounded to microseconds).
+   */
+  @Entity(name = "OffsetAttribute")
+  @Fenced(prefix = "slot:", attribute = "start")
+  static class OffsetAttribute {
+    @Id long id;
+
+    java.time.@Nullable OffsetDateTime start;
+  }
+
   /** A formula is never written: its value in the entity is not the row's. */
   @Entity(name = "FormulaAttribute")
   @Fenced(prefix = "account:", attribute = "number")
@@ -220,6 +282,27 @@ class FencedAnnotationValidationTest {
         .contains(
             TransformedAttribute.class.getName(),
             "attribute owner's column owner is written or read through an SQL expression");
+  }
+
+  @Test
+  void generatedAttribute() {
+    assertThat(bootFailure(GeneratedAttribute.class))
+        .contains(GeneratedAttribute.class.getName(), "attribute owner's value is generated");
+    assertThat(bootFailure(GeneratedOnUpdateAttribute.class))
+        .contains(
+            GeneratedOnUpdateAttribute.class.getName(), "attribute owner's value is generated");
+  }
+
+  @Test
+  void inexactTextAttribute() {
+    assertThat(bootFailure(DecimalAttribute.class))
+        .contains(
+            DecimalAttribute.class.getName(),
+            "attribute rate's type java.math.BigDecimal may be stored as another text");
+    assertThat(bootFailure(OffsetAttribute.class))
+        .contains(
+            OffsetAttribute.class.getName(),
+            "attribute start's type java.time.OffsetDateTime may be stored as another text");
   }
 
   @Test
