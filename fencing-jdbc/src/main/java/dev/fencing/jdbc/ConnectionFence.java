@@ -30,6 +30,8 @@ final class ConnectionFence {
   private final boolean requireToken;
   private final TransactionChecks tx;
   private final RefusedTransaction refused = new RefusedTransaction();
+  // The caller is in autocommit and the execution under way runs in the wrapper's transaction.
+  private boolean wrapperTransaction;
 
   ConnectionFence(Connection raw, TokenChecker checker, boolean requireToken) {
     this.raw = raw;
@@ -41,6 +43,15 @@ final class ConnectionFence {
   /** The open transaction's checks (commit, rollback and savepoints end or forget them). */
   TransactionChecks transaction() {
     return tx;
+  }
+
+  /**
+   * Whether the execution under way runs in the wrapper's own transaction, the caller being in
+   * autocommit: the driver must then behave as it does in autocommit ({@link
+   * StatementFence#call()}: no cursor for a fetch size).
+   */
+  boolean inWrapperTransaction() {
+    return wrapperTransaction;
   }
 
   /** The refused state of the caller's transaction (commit, rollback and savepoints consult it). */
@@ -225,6 +236,7 @@ final class ConnectionFence {
     Object result = null;
     SQLException ranThenRefused = null;
     try {
+      wrapperTransaction = true;
       try {
         result = tx.carried(context, kind, carrier);
         if (result == TransactionChecks.NOT_CARRIED) {
@@ -236,6 +248,8 @@ final class ConnectionFence {
           throw e;
         }
         ranThenRefused = e; // committed without the wrapper too: commit (checked), then throw
+      } finally {
+        wrapperTransaction = false;
       }
       tx.commitChecked();
     } catch (Throwable thrown) {

@@ -1,5 +1,6 @@
 package dev.fencing.jdbc;
 
+import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.ParameterMetaData;
@@ -246,7 +247,17 @@ public final class FencedCallableStatement extends DelegatingCallableStatement {
     return fence.getParameterMetaData();
   }
 
-  // an out parameter's result set (a refcursor) leads back to this statement too
+  // an out parameter's result set (a refcursor, an array's) leads back to this statement too
+
+  @Override
+  public Array getArray(int p1) throws SQLException {
+    return fence.fence(raw.getArray(p1), this);
+  }
+
+  @Override
+  public Array getArray(String p1) throws SQLException {
+    return fence.fence(raw.getArray(p1), this);
+  }
 
   @Override
   public Object getObject(int p1) throws SQLException {

@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
+import java.sql.Array;
 import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import org.jspecify.annotations.Nullable;
@@ -32,11 +33,14 @@ final class FencedChild implements InvocationHandler {
   }
 
   /**
-   * {@code result} of a call on a fenced object, with a result set made fenced too unless it is
-   * already.
+   * {@code result} of a call on a fenced object, with a result set or an array made fenced too
+   * unless it is already.
    */
   static @Nullable Object fence(
       FencedConnection connection, @Nullable Object result, @Nullable Object statement) {
+    if (result instanceof Array array) {
+      return FencedArray.of(connection, array);
+    }
     return result instanceof ResultSet rs && !(rs instanceof FencedResultSet)
         ? resultSet(connection, rs, statement)
         : result;

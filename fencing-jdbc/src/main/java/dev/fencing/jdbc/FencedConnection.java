@@ -1,5 +1,6 @@
 package dev.fencing.jdbc;
 
+import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -54,6 +55,12 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   @Override
   public Statement createStatement(int p1, int p2, int p3) throws SQLException {
     return statement(raw.createStatement(p1, p2, p3));
+  }
+
+  // an array's result sets lead back to this connection (FencedArray)
+  @Override
+  public Array createArrayOf(String p1, Object[] p2) throws SQLException {
+    return FencedArray.of(this, raw.createArrayOf(p1, p2));
   }
 
   private Statement statement(Statement statement) {

@@ -50,7 +50,8 @@ final class FencedCopyManager extends CopyManager {
                 default:
                   break;
               }
-              return Delegation.invoke(raw, method, args);
+              // an array (createArrayOf) leads back to the fenced connection, as the Connection's
+              return FencedChild.fence(connection, Delegation.invoke(raw, method, args), null);
             });
   }
 

@@ -1,5 +1,6 @@
 package dev.fencing.jdbc;
 
+import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -71,7 +72,18 @@ public final class FencedResultSet extends DelegatingResultSet {
     }
   }
 
-  // A result set among the values (a refcursor's) leads back to the fenced connection too.
+  // A result set among the values (a refcursor's, an array's) leads back to the fenced connection
+  // too.
+
+  @Override
+  public @Nullable Array getArray(int p1) throws SQLException {
+    return (Array) fence(raw.getArray(p1));
+  }
+
+  @Override
+  public @Nullable Array getArray(String p1) throws SQLException {
+    return (Array) fence(raw.getArray(p1));
+  }
 
   @Override
   public @Nullable Object getObject(int p1) throws SQLException {

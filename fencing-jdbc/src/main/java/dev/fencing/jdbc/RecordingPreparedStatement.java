@@ -125,8 +125,9 @@ abstract class RecordingPreparedStatement extends DelegatingPreparedStatement<Pr
 
   @Override
   public void setArray(int p1, Array p2) throws SQLException {
-    raw.setArray(p1, p2);
-    recorded(SET_ARRAY_ARRAY, p1, p2);
+    Array array = FencedArray.driverOf(p2);
+    raw.setArray(p1, array);
+    recorded(SET_ARRAY_ARRAY, p1, array);
   }
 
   @Override

@@ -336,7 +336,26 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     if (c != null) {
       c.executingRaw();
     }
-    return e.run(raw, executingArgs);
+    int fetchSize = raw.getFetchSize();
+    if (fetchSize == 0 || !connection.fence().inWrapperTransaction()) {
+      return e.run(raw, executingArgs);
+    }
+    // The caller is in autocommit, where pgjdbc ignores a fetch size and reads every row at once;
+    // in the wrapper's transaction it would open a cursor that the wrapper's COMMIT closes before
+    // the caller reads past the first fetch (34000 "portal does not exist", and of a query that
+    // writes only the rows fetched so far committed). Read as in autocommit.
+    raw.setFetchSize(0);
+    Object result;
+    try {
+      result = e.run(raw, executingArgs);
+    } finally {
+      raw.setFetchSize(fetchSize);
+    }
+    ResultSet rs = raw.getResultSet();
+    if (rs != null) {
+      rs.setFetchSize(fetchSize); // as the driver's, made with the statement's fetch size
+    }
+    return result;
   }
 
   /** The plain statement's batch so far (empty if none). */

@@ -69,6 +69,7 @@ class DelegatingTest {
         .containsExactlyInAnyOrder(
             "close()",
             "commit()",
+            "createArrayOf(String,Object[])",
             "createStatement()",
             "createStatement(int,int)",
             "createStatement(int,int,int)",
@@ -97,6 +98,8 @@ class DelegatingTest {
     assertThat(overridden(FencedResultSet.class, ResultSet.class))
         .containsExactlyInAnyOrder(
             "deleteRow()",
+            "getArray(String)",
+            "getArray(int)",
             "getObject(String)",
             "getObject(String,Class)",
             "getObject(String,Map)",
@@ -290,6 +293,8 @@ class DelegatingTest {
     List<String> callable = new ArrayList<>(prepared);
     callable.addAll(
         List.of(
+            "getArray(String)",
+            "getArray(int)",
             "getObject(String)",
             "getObject(String,Class)",
             "getObject(String,Map)",
