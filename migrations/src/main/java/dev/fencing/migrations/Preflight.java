@@ -41,7 +41,14 @@ final class Preflight {
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
+      // an upgrade (the fence's tables exist, as beforeEachMigrate's v_fresh tells) changes
+      // objects that exist; a first migration creates them
+      String unchanged = "nothing was created";
       try (Statement s = c.createStatement()) {
+        if (FencingMigrations.exists(
+            c, "SELECT WHERE pg_catalog.to_regclass(?) IS NOT NULL", schema + ".resource")) {
+          unchanged = "nothing was changed";
+        }
         if (!FencingMigrations.exists(
             c, "SELECT FROM pg_catalog.pg_namespace WHERE nspname = ?", schema)) {
           createSchema(s, schema);
@@ -57,7 +64,7 @@ final class Preflight {
         s.execute("GRANT EXECUTE ON FUNCTION " + probe + "() TO " + applicationRole);
       } catch (SQLException e) {
         throw new FencingMigrationException(
-            "fencing migrations refused, nothing was created: " + describe(e), e);
+            "fencing migrations refused, " + unchanged + ": " + describe(e), e);
       } finally {
         c.rollback();
         c.setAutoCommit(autoCommit);

@@ -188,7 +188,8 @@ class MigrationsTest {
               "40 advance sequence within the epoch true",
               "41 past the last epoch said plainly true",
               "42 edges said plainly true",
-              "43 external snapshot retries true");
+              "43 external snapshot retries true",
+              "44 arguments judged in one order true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema

@@ -221,6 +221,27 @@ class UpgradeFailureTest {
   }
 
   /**
+   * The preflight's refusal says what was left as it was: on an upgrade the fence's objects exist,
+   * and nothing was CHANGED (it said "nothing was created", a first migration's words, also here).
+   */
+  @Test
+  void anUpgradesRefusalSaysNothingWasChanged() throws SQLException {
+    UpgradePathTest.migrateTo(db, "43");
+    try (Connection c = db.connect()) {
+      FenceSql.run(
+          c,
+          "CREATE OR REPLACE FUNCTION fencing.is_checked(p_resource_id bigint) RETURNS boolean"
+              + " LANGUAGE sql AS 'SELECT true'");
+    }
+    FencingMigrationException refused =
+        catchThrowableOfType(FencingMigrationException.class, () -> Fence.migrate(db));
+    assertThat((Object) refused).as("the upgrade refuses").isNotNull();
+    assertThat(refused)
+        .hasMessageStartingWith("fencing migrations refused, nothing was changed: ")
+        .hasMessageContaining("function fencing.is_checked(bigint) (changed)");
+  }
+
+  /**
    * An upgrade must not record an object changed by hand as migrated: afterEachMigrate records the
    * fingerprints of every object, so before, an upgrade that applied anything blessed a function
    * replaced by hand (here is_checked answering true: every write to a protected table passed
