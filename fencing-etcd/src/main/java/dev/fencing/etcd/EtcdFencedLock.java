@@ -52,9 +52,14 @@ import org.jspecify.annotations.Nullable;
  *       unanswered for a whole TTL from when it was sent (etcd hung, the network silently dropping
  *       packets), with no later keep-alive confirmed meanwhile, ends the holding as lost, for good:
  *       {@link #isHeld()} stays false and no more keep-alives are sent.
- *   <li><b>Key deleted.</b> A watch on the lock key ends the holding as lost when the key is
- *       deleted by anyone (another client kicking a stuck holder while its lease lives): the next
- *       contender then holds the lock, and {@link #isHeld()} turns false.
+ *   <li><b>Key deleted or overwritten.</b> A watch on the lock key ends the holding as lost when
+ *       the key is deleted by anyone (another client kicking a stuck holder while its lease lives):
+ *       the next contender then holds the lock, and {@link #isHeld()} turns false. So does a put on
+ *       the key by anyone else (by hand, another client): etcd keeps an overwritten key's create
+ *       revision but attaches it to the put's lease (or none), so this holding's keep-alives no
+ *       longer keep it nor its release delete it; a key deleted and put again has a new create
+ *       revision, not this token. The lock then stays taken by that key until its new lease ends or
+ *       someone deletes it.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists, belongs to this lease, and the lease is still known alive (a lease lost
  *       during the wait ends the acquisition with {@link FencedLockException}).
@@ -117,12 +122,13 @@ public final class EtcdFencedLock implements FencedLock {
   }
 
   /**
-   * The lease of the current holding, or empty if not held: for diagnostics and tests (revoking it
-   * is how etcd takes the lock away).
+   * The lease of the current holding, or empty if not held (as {@link #isHeld()}: a lost holding's
+   * lease, revoked or expired in etcd or no longer its key's, is not handed out): for diagnostics
+   * and tests (revoking it is how etcd takes the lock away).
    */
   public Optional<Long> leaseId() {
     LeaseHolding h = holding;
-    return h == null ? Optional.empty() : Optional.of(h.leaseId);
+    return h != null && h.alive() ? Optional.of(h.leaseId) : Optional.empty();
   }
 
   /**
