@@ -75,8 +75,10 @@ import org.jspecify.annotations.Nullable;
  * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold; a revoke etcd did
  * not confirm is sent again, and the key deleted, when etcd's lock call for it completes). One lock
  * object holds at most one acquisition at a time (a lost one does not count); any thread may
- * release it. {@code close()} waits for an acquisition in progress on another thread, which then
- * revokes its lease and throws {@link IllegalStateException} instead of returning a token.
+ * release it ({@code release()} releases what is held when it is called, never what an acquisition
+ * in progress on another thread is about to return). {@code close()} waits for an acquisition in
+ * progress on another thread, which then revokes its lease and throws {@link IllegalStateException}
+ * instead of returning a token.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
@@ -272,13 +274,21 @@ public final class EtcdFencedLock implements FencedLock {
     return h != null && h.keepingAlive();
   }
 
-  /** Revokes the holding's lease, which deletes the lock key at once. */
+  /**
+   * Revokes the holding's lease, which deletes the lock key at once. Releases what is held when it
+   * is called: during an acquisition on another thread nothing is (the acquisition ended a lost
+   * holding before it started), so this returns at once and leaves what that acquisition returns
+   * held.
+   */
   @Override
   public void release() {
+    LeaseHolding h = holding;
+    if (h == null) {
+      return; // not held, or an acquisition in progress: not this call's to release
+    }
     synchronized (guard) {
-      LeaseHolding h = holding;
-      if (h == null) {
-        return;
+      if (holding != h) {
+        return; // ended meanwhile (released, or replaced by a later acquisition)
       }
       holding = null;
       h.end(client, requestTimeout);
@@ -288,7 +298,10 @@ public final class EtcdFencedLock implements FencedLock {
   @Override
   public void close() {
     closed = true;
-    release();
+    synchronized (guard) {
+      // waits for an acquisition in progress: it sees closed and revokes what it got
+      release();
+    }
   }
 
   @Override
