@@ -139,7 +139,8 @@ final class Acquisition {
     }
     requireAlive(h); // the lock call or the read-back may have outlasted the lease
     if (watchKey) {
-      h.watchKey(key, read.getHeader().getRevision() + 1); // a deletion after the read ends it
+      // a deletion, or an overwrite by anyone else, after the read ends it
+      h.watchKey(key, read.getHeader().getRevision() + 1, kvs.get(0).getCreateRevision());
     }
     h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
     return true;

@@ -52,9 +52,14 @@ import org.jspecify.annotations.Nullable;
  *       unanswered for a whole TTL from when it was sent (etcd hung, the network silently dropping
  *       packets), with no later keep-alive confirmed meanwhile, ends the holding as lost, for good:
  *       {@link #isHeld()} stays false and no more keep-alives are sent.
- *   <li><b>Key deleted.</b> A watch on the lock key ends the holding as lost when the key is
- *       deleted by anyone (another client kicking a stuck holder while its lease lives): the next
- *       contender then holds the lock, and {@link #isHeld()} turns false.
+ *   <li><b>Key deleted or overwritten.</b> A watch on the lock key ends the holding as lost when
+ *       the key is deleted by anyone (another client kicking a stuck holder while its lease lives):
+ *       the next contender then holds the lock, and {@link #isHeld()} turns false. So does a put on
+ *       the key by anyone else (by hand, another client): etcd keeps an overwritten key's create
+ *       revision but attaches it to the put's lease (or none), so this holding's keep-alives no
+ *       longer keep it nor its release delete it; a key deleted and put again has a new create
+ *       revision, not this token. The lock then stays taken by that key until its new lease ends or
+ *       someone deletes it.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists, belongs to this lease, and the lease is still known alive (a lease lost
  *       during the wait ends the acquisition with {@link FencedLockException}).
@@ -70,8 +75,10 @@ import org.jspecify.annotations.Nullable;
  * lease lost while waiting (so an abandoned wait cannot turn into a hidden hold; a revoke etcd did
  * not confirm is sent again, and the key deleted, when etcd's lock call for it completes). One lock
  * object holds at most one acquisition at a time (a lost one does not count); any thread may
- * release it. {@code close()} waits for an acquisition in progress on another thread, which then
- * revokes its lease and throws {@link IllegalStateException} instead of returning a token.
+ * release it ({@code release()} releases what is held when it is called, never what an acquisition
+ * in progress on another thread is about to return). {@code close()} waits for an acquisition in
+ * progress on another thread, which then revokes its lease and throws {@link IllegalStateException}
+ * instead of returning a token.
  */
 public final class EtcdFencedLock implements FencedLock {
   private static final Duration MAX_TTL = Duration.ofDays(1);
@@ -117,12 +124,13 @@ public final class EtcdFencedLock implements FencedLock {
   }
 
   /**
-   * The lease of the current holding, or empty if not held: for diagnostics and tests (revoking it
-   * is how etcd takes the lock away).
+   * The lease of the current holding, or empty if not held (as {@link #isHeld()}: a lost holding's
+   * lease, revoked or expired in etcd or no longer its key's, is not handed out): for diagnostics
+   * and tests (revoking it is how etcd takes the lock away).
    */
   public Optional<Long> leaseId() {
     LeaseHolding h = holding;
-    return h == null ? Optional.empty() : Optional.of(h.leaseId);
+    return h != null && h.alive() ? Optional.of(h.leaseId) : Optional.empty();
   }
 
   /**
@@ -266,13 +274,21 @@ public final class EtcdFencedLock implements FencedLock {
     return h != null && h.keepingAlive();
   }
 
-  /** Revokes the holding's lease, which deletes the lock key at once. */
+  /**
+   * Revokes the holding's lease, which deletes the lock key at once. Releases what is held when it
+   * is called: during an acquisition on another thread nothing is (the acquisition ended a lost
+   * holding before it started), so this returns at once and leaves what that acquisition returns
+   * held.
+   */
   @Override
   public void release() {
+    LeaseHolding h = holding;
+    if (h == null) {
+      return; // not held, or an acquisition in progress: not this call's to release
+    }
     synchronized (guard) {
-      LeaseHolding h = holding;
-      if (h == null) {
-        return;
+      if (holding != h) {
+        return; // ended meanwhile (released, or replaced by a later acquisition)
       }
       holding = null;
       h.end(client, requestTimeout);
@@ -282,7 +298,10 @@ public final class EtcdFencedLock implements FencedLock {
   @Override
   public void close() {
     closed = true;
-    release();
+    synchronized (guard) {
+      // waits for an acquisition in progress: it sees closed and revokes what it got
+      release();
+    }
   }
 
   @Override

@@ -112,21 +112,26 @@ final class LeaseHolding {
   /**
    * Watches the lock key from {@code fromRevision} on: its deletion by anyone (another client
    * deleting it to kick this holder, the lease's end) ends the holding as lost, since the next
-   * contender then holds the lock. Without a watch (etcd refused to start one) the lease alone
-   * decides, as before.
+   * contender then holds the lock; so does a put that leaves it no longer this holding's key (its
+   * create revision, the token, not {@code createRevision}, or its lease not this one's:
+   * overwritten by hand or by another client, the key is no longer kept by these keep-alives nor
+   * deleted by this release). Without a watch (etcd refused to start one) the lease alone decides,
+   * as before.
    */
-  void watchKey(ByteSequence key, long fromRevision) {
+  void watchKey(ByteSequence key, long fromRevision, long createRevision) {
     try {
       Watch.Watcher w =
           client
               .getWatchClient()
               .watch(
                   key,
-                  WatchOption.builder().withRevision(fromRevision).withNoPut(true).build(),
+                  WatchOption.builder().withRevision(fromRevision).build(),
                   response -> {
                     for (WatchEvent e : response.getEvents()) {
-                      if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                        lose();
+                      if (e.getEventType() != WatchEvent.EventType.PUT
+                          || e.getKeyValue().getCreateRevision() != createRevision
+                          || e.getKeyValue().getLease() != leaseId) {
+                        lose(); // deleted, or no longer this holding's key
                       }
                     }
                   });

@@ -102,4 +102,46 @@ class EtcdCloseTest {
       assertThat(keys(holderClient, holder)).isZero();
     }
   }
+
+  /**
+   * release() called on another thread while an acquisition waits releases what is held when it is
+   * called: nothing. Before, it waited for the acquisition (the lock's guard) and then revoked the
+   * lease the acquisition had just returned with its token: the acquirer was told "acquired" for a
+   * lock released the moment after.
+   */
+  @Test
+  void aReleaseDuringAnAcquisitionDoesNotReleaseWhatItAcquires() throws Exception {
+    Client holderClient = client();
+    Client waiterClient = client();
+    String resource = "close-2";
+    // TTLs far longer than the test: a slow first request to a fresh etcd must not lose the lease
+    try (EtcdFencedLock holder =
+            EtcdFencedLock.builder(holderClient, resource).leaseTtl(Duration.ofMinutes(2)).build();
+        EtcdFencedLock waiter =
+            EtcdFencedLock.builder(waiterClient, resource)
+                .leaseTtl(Duration.ofMinutes(2))
+                .build()) {
+      holder.acquire(PATIENCE);
+      CompletableFuture<Optional<FencingToken>> waiting =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return waiter.tryAcquire(PATIENCE);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      await().atMost(PATIENCE).until(() -> keys(holderClient, holder) == 2);
+      Thread releaser = new Thread(waiter::release, "releaser");
+      releaser.start();
+      releaser.join(PATIENCE.toMillis());
+      assertThat(releaser.isAlive()).as("release() returned: nothing was held").isFalse();
+
+      holder.release();
+      FencingToken token = waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).orElseThrow();
+      assertThat(waiter.isHeld()).isTrue();
+      assertThat(waiter.token()).contains(token);
+      assertThat(keys(holderClient, holder)).isEqualTo(1);
+    }
+  }
 }

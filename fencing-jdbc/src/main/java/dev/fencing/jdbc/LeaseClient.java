@@ -87,11 +87,18 @@ public final class LeaseClient implements AutoCloseable {
    * (the previous holder is still at work); it is logged at WARN. Use {@link #acquire} to keep
    * trying.
    *
+   * <p>An interrupt of the calling thread during the handover wait ends it (noticed within 100 ms:
+   * the statement is cancelled), as it ends {@link #acquire}'s waits; a thread interrupted already
+   * does not wait for a handover. An interrupted thread that finds the lease free, with no handover
+   * to wait for, still takes it.
+   *
    * @param ttl how long the lease is granted, 1 ms to 7 days
    * @return the lease, or empty if another client holds it (or is acquiring it right now, or its
    *     fenced transactions outlasted the handover timeout)
    * @throws SQLException if the database fails, or the issuing commit might not be durable (the
-   *     token then counts as not issued)
+   *     token then counts as not issued); with SQLState {@code 57014} and an {@link
+   *     InterruptedException} as cause if the thread was interrupted while waiting for the
+   *     handover: nothing is acquired and the thread's interrupt status is kept
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
    *     FencingToken#requireValidResource(String)}) or {@code ttl} is out of range
    * @throws IllegalStateException if this client is closed
@@ -125,7 +132,7 @@ public final class LeaseClient implements AutoCloseable {
    * @throws SQLTimeoutException if the lease did not become free within {@code timeout}
    * @throws SQLException if the database fails, or the issuing commit might not be durable; with
    *     SQLState {@code 57014} and an {@link InterruptedException} as cause if the thread was
-   *     interrupted while waiting (noticed within 100 ms, or once a handover attempt ends): nothing
+   *     interrupted while waiting, for a release or for a handover (noticed within 100 ms): nothing
    *     is acquired and the thread's interrupt status is kept
    * @throws IllegalArgumentException if {@code resource} is malformed ({@link
    *     FencingToken#requireValidResource(String)}), or {@code ttl} or {@code timeout} is out of
@@ -184,11 +191,28 @@ public final class LeaseClient implements AutoCloseable {
       throws SQLException {
     // Taken before the query: the database's remaining time then ends no later than we assume.
     long sentAt = nanoTime.getAsLong();
+    // An interrupt ends the handover wait: one that comes while it runs cancels the statement; a
+    // thread interrupted already does not wait for one (it still takes a free lease that needs
+    // none)
+    boolean interrupted = Thread.currentThread().isInterrupted();
     LeaseTransaction.Committed<LeaseQueries.Acquired> committed;
     try {
-      committed = queries.acquire(c, resource, holder, ttl, handover);
+      committed =
+          queries.acquire(
+              c,
+              resource,
+              holder,
+              ttl,
+              interrupted ? LeaseSettings.MIN_HANDOVER_TIMEOUT : handover,
+              !interrupted);
     } catch (SQLException e) {
+      if (LeaseTransaction.isInterrupted(e)) {
+        throw LeaseWait.interrupted(resource, "waiting for the handover", e);
+      }
       HandoverTimeoutException timedOut = FencingExceptions.handoverTimeout(e);
+      if (timedOut != null && interrupted) {
+        throw LeaseWait.interrupted(resource, "waiting for the handover", timedOut);
+      }
       throw timedOut == null ? e : timedOut;
     }
     LeaseQueries.Acquired row = committed.result();

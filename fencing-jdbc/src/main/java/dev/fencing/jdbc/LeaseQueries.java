@@ -63,9 +63,18 @@ final class LeaseQueries {
   /** Whether the database grants the lease now, and its expiry and the time left until it. */
   record Held(boolean held, @Nullable Instant expiresAt, @Nullable Long remainingNanos) {}
 
-  /** try_acquire in a lease transaction of its own ({@link LeaseTransaction}): one round trip. */
+  /**
+   * try_acquire in a lease transaction of its own ({@link LeaseTransaction}): one round trip. If
+   * {@code interruptible}, an interrupt of the calling thread while it runs (waiting for the
+   * handover) cancels it: {@link LeaseTransaction#interrupted}, nothing acquired.
+   */
   LeaseTransaction.Committed<Acquired> acquire(
-      Connection c, String resource, String holder, Duration ttl, Duration handoverTimeout)
+      Connection c,
+      String resource,
+      String holder,
+      Duration ttl,
+      Duration handoverTimeout,
+      boolean interruptible)
       throws SQLException {
     return LeaseTransaction.run(
         c,
@@ -84,7 +93,8 @@ final class LeaseQueries {
           Long tokenOrNull = rs.wasNull() ? null : token;
           return new Acquired(
               rs.getBoolean(1), tokenOrNull, rs.getString(3), instant(rs, 4), nanos(rs, 5));
-        });
+        },
+        interruptible);
   }
 
   /** renew in a lease transaction of its own: one round trip. */

@@ -52,12 +52,24 @@ final class LeaseTransaction {
    */
   static <T> Committed<T> run(Connection c, String sql, Binder binder, RowReader<T> reader)
       throws SQLException {
+    return run(c, sql, binder, reader, false);
+  }
+
+  /**
+   * As {@link #run(Connection, String, Binder, RowReader)}; if {@code interruptible}, an interrupt
+   * of the calling thread while the statement runs cancels it ({@link InterruptWatch}): the
+   * transaction is rolled back and this throws {@link #interrupted} (SQLState {@code 57014}, an
+   * {@link InterruptedException} as cause), the thread's interrupt status kept.
+   */
+  static <T> Committed<T> run(
+      Connection c, String sql, Binder binder, RowReader<T> reader, boolean interruptible)
+      throws SQLException {
     boolean autoCommit = c.getAutoCommit();
     if (!autoCommit) {
       c.setAutoCommit(true);
     }
     try {
-      return oneRoundTrip(c, sql, binder, reader);
+      return oneRoundTrip(c, sql, binder, reader, interruptible);
     } finally {
       if (!autoCommit) {
         c.setAutoCommit(false);
@@ -66,14 +78,34 @@ final class LeaseTransaction {
   }
 
   private static <T> Committed<T> oneRoundTrip(
-      Connection c, String sql, Binder binder, RowReader<T> reader) throws SQLException {
+      Connection c, String sql, Binder binder, RowReader<T> reader, boolean interruptible)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(BEGIN + sql + COMMIT)) {
       binder.bind(ps);
+      @Nullable InterruptWatch watch = interruptible ? InterruptWatch.start(ps) : null;
       try {
         ps.execute(); // BEGIN's result comes first; the statement's rows and COMMIT arrived with it
-      } catch (SQLException | RuntimeException e) {
+      } catch (SQLException e) {
+        if (watch != null) {
+          watch.close(); // no cancel after this: the rollback is not cancelled
+        }
+        rollback(c, e);
+        if (watch != null && watch.interrupted(e)) {
+          SQLException interrupted = interrupted("the lease statement was cancelled");
+          interrupted.addSuppressed(e);
+          throw interrupted;
+        }
+        throw e;
+      } catch (RuntimeException e) {
+        if (watch != null) {
+          watch.close();
+        }
         rollback(c, e);
         throw e;
+      } finally {
+        if (watch != null) {
+          watch.close();
+        }
       }
       if (!ps.getMoreResults()) {
         throw new SQLException("the lease statement returned no rows");
@@ -84,6 +116,20 @@ final class LeaseTransaction {
       }
       return new Committed<>(result, notReplicated(ps.getWarnings()));
     }
+  }
+
+  /**
+   * An operation ended by an interrupt of its thread: SQLState {@code 57014} (PostgreSQL's
+   * query_canceled), an {@link InterruptedException} as cause; nothing was done.
+   */
+  static SQLException interrupted(String message) {
+    return new SQLException(message, LeaseWait.INTERRUPTED, new InterruptedException());
+  }
+
+  /** Whether {@code e} is {@link #interrupted}'s. */
+  static boolean isInterrupted(SQLException e) {
+    return LeaseWait.INTERRUPTED.equals(e.getSQLState())
+        && e.getCause() instanceof InterruptedException;
   }
 
   /** Ends the transaction a failed statement left aborted (BEGIN ran, COMMIT was skipped). */

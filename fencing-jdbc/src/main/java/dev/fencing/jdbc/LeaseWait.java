@@ -172,18 +172,24 @@ final class LeaseWait {
   private static void requireNotInterrupted(String resource, @Nullable Exception last)
       throws SQLException {
     if (Thread.currentThread().isInterrupted()) {
-      SQLException e =
-          new SQLException(
-              "interrupted while waiting for the lease on \""
-                  + resource
-                  + "\"; nothing was acquired",
-              INTERRUPTED,
-              new InterruptedException());
-      if (last != null) {
-        e.addSuppressed(last);
-      }
-      throw e;
+      throw interrupted(resource, "waiting for the lease", last);
     }
+  }
+
+  /**
+   * The failure of an acquisition ended by an interrupt while {@code doing}: SQLState {@code
+   * 57014}, an {@link InterruptedException} as cause, {@code last} (if any) suppressed.
+   */
+  static SQLException interrupted(String resource, String doing, @Nullable Exception last) {
+    SQLException e =
+        new SQLException(
+            "interrupted while " + doing + " on \"" + resource + "\"; nothing was acquired",
+            INTERRUPTED,
+            new InterruptedException());
+    if (last != null) {
+      e.addSuppressed(last);
+    }
+    return e;
   }
 
   /** Throws if the client was closed: a closed client acquires nothing, also not after a wait. */
