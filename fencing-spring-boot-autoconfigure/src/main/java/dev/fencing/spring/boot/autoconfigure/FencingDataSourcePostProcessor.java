@@ -320,9 +320,24 @@ final class FencingDataSourcePostProcessor
     }
   }
 
-  /** The pool under {@code dataSource} if this post-processor fenced it, else itself. */
+  /**
+   * The pool under {@code dataSource} if this post-processor fenced it, also when a later
+   * post-processor decorated the fenced one (datasource-proxy, tracing: {@code
+   * Decorator(FencedDataSource(pool))}, reached through {@code unwrap}); else {@code dataSource}
+   * itself.
+   */
   DataSource unfenced(DataSource dataSource) {
     DataSource target = unfenced.get(dataSource);
+    if (target != null) {
+      return target;
+    }
+    try {
+      if (dataSource.isWrapperFor(FencedDataSource.class)) {
+        target = unfenced.get(dataSource.unwrap(FencedDataSource.class));
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Could not unwrap DataSource {} to a FencedDataSource", dataSource, e);
+    }
     return target == null ? dataSource : target;
   }
 
