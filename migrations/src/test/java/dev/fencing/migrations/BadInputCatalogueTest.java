@@ -25,7 +25,10 @@ class BadInputCatalogueTest {
           Path.of("fencing-jdbc/src/test/java/dev/fencing/jdbc/BadInputJavaApiTest.java"),
           Path.of("fencing-jpa/src/test/java/dev/fencing/jpa/BadInputJpaTest.java"),
           Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputSqlTest.java"),
-          Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputCliTest.java"));
+          Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputCliTest.java"),
+          Path.of(
+              "fencing-spring-boot-autoconfigure/src/test/java/dev/fencing/spring/boot/autoconfigure/"
+                  + "BadInputSpringTest.java"));
   private static final Pattern TABLE_ROW = Pattern.compile("(?m)^\\| (B\\d{2,3}) \\|");
   private static final Pattern README_COUNT =
       Pattern.compile("\\(docs/BAD-INPUT\\.md\\) lists (\\d+) malformed");

@@ -8,7 +8,6 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -57,7 +56,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
       "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"
     })
 @ConditionalOnClass({DataSource.class, JdbcTemplate.class, TransactionSynchronizationManager.class})
-@ConditionalOnBooleanProperty(name = "fencing.enabled", matchIfMissing = true)
+@ConditionalOnFencingSwitch("fencing.enabled")
 @EnableConfigurationProperties(FencingProperties.class)
 @Import({
   DatabaseInitializationDependencyConfigurer.class,
@@ -68,7 +67,7 @@ public final class FencingAutoConfiguration {
   FencingAutoConfiguration() {}
 
   @Bean
-  @ConditionalOnBooleanProperty(name = "fencing.datasource.wrap", matchIfMissing = true)
+  @ConditionalOnFencingSwitch("fencing.datasource.wrap")
   static FencingDataSourcePostProcessor fencingDataSourcePostProcessor(
       ObjectProvider<FencingProperties> properties, ObjectProvider<FencingMeters> meters) {
     return new FencingDataSourcePostProcessor(properties, meters);

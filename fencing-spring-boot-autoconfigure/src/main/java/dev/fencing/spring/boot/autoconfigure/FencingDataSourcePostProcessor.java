@@ -27,6 +27,8 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.core.Ordered;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 
 /**
@@ -46,7 +48,10 @@ import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
  * exist. So does one of a parent context that this context uses: no post-processor of this context
  * sees another context's beans. And one of a child context that has no fencing of its own, when the
  * child's refresh completes (its {@code ContextRefreshedEvent} reaches this context): auto-
- * configuration runs per context, so no post-processor wraps the child's beans.
+ * configuration runs per context, so no post-processor wraps the child's beans. And a {@code
+ * JdbcTemplate}, transaction manager or {@code EntityManagerFactory} bean over a data source that
+ * is neither fenced nor a bean ({@link DataSourceUsers}), as it is created: no post-processor wraps
+ * a data source built in place.
  */
 final class FencingDataSourcePostProcessor
     implements BeanPostProcessor,
@@ -89,6 +94,7 @@ final class FencingDataSourcePostProcessor
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
     if (!(bean instanceof DataSource dataSource)) {
+      requireFencedUser(bean, beanName);
       return bean;
     }
     FencingProperties config = properties.getObject();
@@ -123,6 +129,60 @@ final class FencingDataSourcePostProcessor
     unfenced.put(fenced, dataSource);
     LOG.debug("DataSource bean {} is fenced", beanName);
     return fenced;
+  }
+
+  /**
+   * Fails if {@code bean} (a {@code JdbcTemplate}, a transaction manager, ...: {@link
+   * DataSourceUsers}) writes through a data source that is not fenced and is no {@code DataSource}
+   * bean: one built in place (a second database's pool, {@code
+   * properties.initializeDataSourceBuilder().build()}), or a pool unwrapped from a fenced bean. No
+   * post-processor wraps it, so the bean's writes would carry no token. A {@code DataSource} bean
+   * is judged as a bean ({@link #requireFenced}); the bean itself, or the data source's, in {@code
+   * fencing.datasource.exclude} is left alone.
+   *
+   * @throws IllegalStateException naming the bean
+   */
+  private void requireFencedUser(Object bean, String beanName) {
+    DataSource used = DataSourceUsers.dataSourceOf(bean);
+    if (used == null || isFenced(used) || isBean(used, DataSource.class)) {
+      return;
+    }
+    if (bean instanceof NamedParameterJdbcTemplate named
+        && isBean(named.getJdbcTemplate(), JdbcTemplate.class)) {
+      return; // over a JdbcTemplate bean, judged (or excluded) as that bean
+    }
+    if (properties.getObject().datasource().exclude().contains(beanName)) {
+      LOG.info(
+          "{} bean {} uses a DataSource that is not fenced (fencing.datasource.exclude)",
+          bean.getClass().getSimpleName(),
+          beanName);
+      return;
+    }
+    throw new IllegalStateException(
+        bean.getClass().getSimpleName()
+            + " bean "
+            + beanName
+            + " uses a DataSource ("
+            + used.getClass().getName()
+            + ") that is not fenced: it is no DataSource bean (fencing wraps DataSource beans), so"
+            + " its connections would carry no fencing token. Make that DataSource a bean (it is"
+            + " then fenced), or list "
+            + beanName
+            + " in fencing.datasource.exclude");
+  }
+
+  /** Whether {@code instance} is a bean of {@code type} of this context or its parents. */
+  private boolean isBean(Object instance, Class<?> type) {
+    for (BeanFactory f = beanFactory; f != null; f = parentOf(f)) {
+      if (f instanceof ListableBeanFactory factory && f instanceof SingletonBeanRegistry registry) {
+        for (String name : factory.getBeanNamesForType(type, true, false)) {
+          if (registry.containsSingleton(name) && factory.getBean(name) == instance) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   @Override
@@ -320,9 +380,24 @@ final class FencingDataSourcePostProcessor
     }
   }
 
-  /** The pool under {@code dataSource} if this post-processor fenced it, else itself. */
+  /**
+   * The pool under {@code dataSource} if this post-processor fenced it, also when a later
+   * post-processor decorated the fenced one (datasource-proxy, tracing: {@code
+   * Decorator(FencedDataSource(pool))}, reached through {@code unwrap}); else {@code dataSource}
+   * itself.
+   */
   DataSource unfenced(DataSource dataSource) {
     DataSource target = unfenced.get(dataSource);
+    if (target != null) {
+      return target;
+    }
+    try {
+      if (dataSource.isWrapperFor(FencedDataSource.class)) {
+        target = unfenced.get(dataSource.unwrap(FencedDataSource.class));
+      }
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("Could not unwrap DataSource {} to a FencedDataSource", dataSource, e);
+    }
     return target == null ? dataSource : target;
   }
 

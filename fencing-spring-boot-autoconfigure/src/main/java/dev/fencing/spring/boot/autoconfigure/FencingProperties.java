@@ -97,7 +97,8 @@ public record FencingProperties(
    * How the application's {@code DataSource} beans are fenced, prefix {@code fencing.datasource}.
    *
    * @param wrap whether every {@code DataSource} bean is wrapped in a {@code FencedDataSource}
-   * @param exclude names of {@code DataSource} beans not to wrap
+   * @param exclude names of {@code DataSource} beans not to wrap, and of beans ({@code
+   *     JdbcTemplate}, transaction managers) allowed to use a {@code DataSource} that is not fenced
    * @param requireToken refuse every write made with no token bound ({@code
    *     MissingFencingTokenException}); the application's own Flyway migrates through the unfenced
    *     pool, but Hibernate's {@code ddl-auto} and {@code spring.sql.init} scripts are refused

@@ -7,7 +7,6 @@ import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -24,7 +23,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = FencingAutoConfiguration.class)
 @ConditionalOnClass({LockProvider.class, FencedLockProvider.class})
 @ConditionalOnBean(FencingSchemaInitializer.class)
-@ConditionalOnBooleanProperty(name = "fencing.shedlock.enabled", matchIfMissing = true)
+@ConditionalOnFencingSwitch("fencing.shedlock.enabled")
 public final class FencingShedLockAutoConfiguration {
   /** Created by Spring. */
   FencingShedLockAutoConfiguration() {}
