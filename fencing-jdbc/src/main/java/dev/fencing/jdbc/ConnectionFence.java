@@ -73,11 +73,12 @@ final class ConnectionFence {
 
   /**
    * Runs {@code call}, an execution classified as {@code kind}. With tokens bound it runs in a
-   * transaction whose commit checks them if it wrote anything ({@link TransactionChecks#commit()}):
-   * in autocommit mode the wrapper makes each execution such a transaction of its own. A recognised
-   * write is also checked before it runs, so the handover is fenced at the first write and
-   * protected tables see the check; a write the text hides is caught at the commit. A {@code
-   * carrier} sends that check with the write, in the write's own round trip.
+   * transaction whose commit checks them if it wrote anything ({@link
+   * TransactionChecks#commitChecked()}): in autocommit mode the wrapper makes each execution such a
+   * transaction of its own. A recognised write is also checked before it runs, so the handover is
+   * fenced at the first write and protected tables see the check; a write the text hides is caught
+   * at the commit. A {@code carrier} sends that check with the write, in the write's own round
+   * trip.
    *
    * <p>In a refused transaction ({@link RefusedTransaction}) only {@code sql} that rolls the whole
    * transaction back ({@link SqlClassifier#rollsBackTransaction}) runs, and ends it as {@code
@@ -111,12 +112,29 @@ final class ConnectionFence {
       // a refused COMMIT string ended the transaction, like a refused commit(), and says so
       throw kept(e, callersTransaction && !kind.endsTransaction());
     } finally {
-      if (kind.endsTransaction()) {
-        // as commit() and rollback() do: a row write announced in the transaction that ended and
-        // never sent must not let a bulk write of a later one through unjudged
-        checker.guards().forgetAnnouncements();
+      if (kind.endsTransaction() && tx.transactionState() != TransactionState.OPEN) {
+        // the string ended the transaction, or a refusal of its check rolled it back; not a string
+        // refused before anything ran (0A000 below), whose transaction goes on and is checked at
+        // its end
+        endTransaction();
       }
     }
+  }
+
+  /**
+   * The caller's transaction ended ({@code commit()}, {@code rollback()}, a SQL {@code COMMIT} or
+   * {@code ROLLBACK}, autocommit switched on, {@code close()}): the one place that forgets its
+   * fencing state: the tokens it checked and those its commit was to check, and the row writes
+   * announced in it ({@link FencedTables#announceRowWrite}) that no statement used, which must not
+   * let a bulk write of a later transaction through unjudged. Not the refused state ({@link
+   * RefusedTransaction}): only a rollback by the caller ends that. The wrapper's own transaction
+   * around one execution in autocommit ends only the checks ({@link
+   * TransactionChecks#endTransaction}): the announcements belong to the caller's statements, which
+   * run on in autocommit.
+   */
+  void endTransaction() {
+    tx.endTransaction();
+    checker.guards().forgetAnnouncements();
   }
 
   /**
@@ -312,7 +330,7 @@ final class ConnectionFence {
       throw refused(e);
     } finally {
       if (kind.endsTransaction()) {
-        tx.endTransaction();
+        endTransaction();
       } else if (kind.rollsBackToSavepoint()) {
         tx.forgetChecks();
       }

@@ -118,7 +118,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   public void commit() throws SQLException {
     refused.requireUsable("commit()");
     try {
-      tx.commit();
+      tx.commitChecked();
     } finally {
       endTransaction();
     }
@@ -159,7 +159,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     try {
       if (p1 && !raw.getAutoCommit()) {
         // switching autocommit on commits the open transaction: with the check, like commit()
-        tx.commit();
+        tx.commitChecked();
       }
       raw.setAutoCommit(p1);
     } finally {
@@ -209,8 +209,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   }
 
   private void endTransaction() {
-    tx.endTransaction();
-    checker.guards().forgetAnnouncements();
+    fence.endTransaction();
   }
 
   @Override
