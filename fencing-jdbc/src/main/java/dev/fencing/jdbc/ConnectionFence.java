@@ -102,7 +102,7 @@ final class ConnectionFence {
     }
     boolean callersTransaction = !raw.getAutoCommit();
     try {
-      Object result = fenced(kind, guards, unannounced, call, carrier);
+      Object result = fenced(sql, kind, guards, unannounced, call, carrier);
       if (endsRefusal) {
         refused.clear(); // a ROLLBACK string ended it, as rollback() does
         checker.recordPending(raw);
@@ -149,6 +149,7 @@ final class ConnectionFence {
   }
 
   private @Nullable Object fenced(
+      @Nullable String sql,
       SqlClassifier.Classification kind,
       List<TableGuards.Guard> guards,
       boolean unannounced,
@@ -163,7 +164,14 @@ final class ConnectionFence {
         throw checker.refuse(raw, refusal, false);
       }
     }
-    if (context.isEmpty()) {
+    if (kind.endsTransaction() && sql != null && SqlClassifier.rollsBackTransaction(sql)) {
+      // ROLLBACK commits nothing: no check before it (a stale token's refusal would keep it from
+      // ending an aborted transaction block, and tell the caller its rollback failed)
+      return run(call, kind);
+    }
+    // A string that ends a transaction in which tokens were bound checks them, bound now or not
+    // (as commit() does): no token bound now is no reason to commit unchecked what it wrote.
+    if (context.isEmpty() && !(kind.endsTransaction() && tx.hasWritten())) {
       if (!kind.mayWrite() || !requireToken) {
         return run(call, kind);
       }
@@ -180,15 +188,30 @@ final class ConnectionFence {
               + " separately, and end transactions with Connection.commit()",
           "0A000");
     }
-    if (tx.transactionState() == TransactionState.IDLE) {
+    boolean idle = tx.transactionState() == TransactionState.IDLE;
+    if (idle) {
       // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
       tx.endTransaction();
     }
-    if (kind.outsideTransaction() && raw.getAutoCommit()) {
+    // In autocommit, a transaction block the caller opened in SQL (BEGIN, START TRANSACTION) is
+    // the caller's transaction too: the caller ends it, with COMMIT (checked) or ROLLBACK. The
+    // wrapper's own transaction below would commit it after the next execution.
+    boolean callersTransaction = !raw.getAutoCommit() || !idle;
+    if (!callersTransaction
+        && sql != null
+        && !kind.mayWrite()
+        && !kind.endsTransaction()
+        && SqlClassifier.beginsTransaction(sql)) {
+      // BEGIN in SQL in autocommit opens the caller's block: run in the wrapper's transaction, it
+      // would be committed with it. It writes nothing; what runs in the block is checked as in a
+      // transaction the caller opened with setAutoCommit(false).
+      return run(call, kind);
+    }
+    if (kind.outsideTransaction() && !callersTransaction) {
       return checkedFirst(context, kind, call);
     }
     tx.remember(context);
-    if (!raw.getAutoCommit()) {
+    if (callersTransaction) {
       Object carried = tx.carried(context, kind, carrier);
       if (carried != TransactionChecks.NOT_CARRIED) {
         return carried;

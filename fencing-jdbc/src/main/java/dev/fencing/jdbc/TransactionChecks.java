@@ -109,6 +109,11 @@ final class TransactionChecks {
     checkedIndex = null;
   }
 
+  /** Whether tokens were bound at an execution of the open transaction: its end checks them. */
+  boolean hasWritten() {
+    return !written.isEmpty();
+  }
+
   /**
    * The transaction ended: nothing checked, nothing to check. The caller's transaction ends through
    * {@link ConnectionFence#endTransaction}, which forgets its announced row writes too.
