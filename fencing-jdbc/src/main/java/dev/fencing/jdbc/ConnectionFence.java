@@ -84,11 +84,12 @@ final class ConnectionFence {
 
   /**
    * Runs {@code call}, an execution classified as {@code kind}. With tokens bound it runs in a
-   * transaction whose commit checks them if it wrote anything ({@link TransactionChecks#commit()}):
-   * in autocommit mode the wrapper makes each execution such a transaction of its own. A recognised
-   * write is also checked before it runs, so the handover is fenced at the first write and
-   * protected tables see the check; a write the text hides is caught at the commit. A {@code
-   * carrier} sends that check with the write, in the write's own round trip.
+   * transaction whose commit checks them if it wrote anything ({@link
+   * TransactionChecks#commitChecked()}): in autocommit mode the wrapper makes each execution such a
+   * transaction of its own. A recognised write is also checked before it runs, so the handover is
+   * fenced at the first write and protected tables see the check; a write the text hides is caught
+   * at the commit. A {@code carrier} sends that check with the write, in the write's own round
+   * trip.
    *
    * <p>In a refused transaction ({@link RefusedTransaction}) only {@code sql} that rolls the whole
    * transaction back ({@link SqlClassifier#rollsBackTransaction}) runs, and ends it as {@code
@@ -112,7 +113,7 @@ final class ConnectionFence {
     }
     boolean callersTransaction = !raw.getAutoCommit();
     try {
-      Object result = fenced(kind, guards, unannounced, call, carrier);
+      Object result = fenced(sql, kind, guards, unannounced, call, carrier);
       if (endsRefusal) {
         refused.clear(); // a ROLLBACK string ended it, as rollback() does
         checker.recordPending(raw);
@@ -122,12 +123,29 @@ final class ConnectionFence {
       // a refused COMMIT string ended the transaction, like a refused commit(), and says so
       throw kept(e, callersTransaction && !kind.endsTransaction());
     } finally {
-      if (kind.endsTransaction()) {
-        // as commit() and rollback() do: a row write announced in the transaction that ended and
-        // never sent must not let a bulk write of a later one through unjudged
-        checker.guards().forgetAnnouncements();
+      if (kind.endsTransaction() && tx.transactionState() != TransactionState.OPEN) {
+        // the string ended the transaction, or a refusal of its check rolled it back; not a string
+        // refused before anything ran (0A000 below), whose transaction goes on and is checked at
+        // its end
+        endTransaction();
       }
     }
+  }
+
+  /**
+   * The caller's transaction ended ({@code commit()}, {@code rollback()}, a SQL {@code COMMIT} or
+   * {@code ROLLBACK}, autocommit switched on, {@code close()}): the one place that forgets its
+   * fencing state: the tokens it checked and those its commit was to check, and the row writes
+   * announced in it ({@link FencedTables#announceRowWrite}) that no statement used, which must not
+   * let a bulk write of a later transaction through unjudged. Not the refused state ({@link
+   * RefusedTransaction}): only a rollback by the caller ends that. The wrapper's own transaction
+   * around one execution in autocommit ends only the checks ({@link
+   * TransactionChecks#endTransaction}): the announcements belong to the caller's statements, which
+   * run on in autocommit.
+   */
+  void endTransaction() {
+    tx.endTransaction();
+    checker.guards().forgetAnnouncements();
   }
 
   /**
@@ -142,6 +160,7 @@ final class ConnectionFence {
   }
 
   private @Nullable Object fenced(
+      @Nullable String sql,
       SqlClassifier.Classification kind,
       List<TableGuards.Guard> guards,
       boolean unannounced,
@@ -156,7 +175,14 @@ final class ConnectionFence {
         throw checker.refuse(raw, refusal, false);
       }
     }
-    if (context.isEmpty()) {
+    if (kind.endsTransaction() && sql != null && SqlClassifier.rollsBackTransaction(sql)) {
+      // ROLLBACK commits nothing: no check before it (a stale token's refusal would keep it from
+      // ending an aborted transaction block, and tell the caller its rollback failed)
+      return run(call, kind);
+    }
+    // A string that ends a transaction in which tokens were bound checks them, bound now or not
+    // (as commit() does): no token bound now is no reason to commit unchecked what it wrote.
+    if (context.isEmpty() && !(kind.endsTransaction() && tx.hasWritten())) {
       if (!kind.mayWrite() || !requireToken) {
         return run(call, kind);
       }
@@ -173,15 +199,30 @@ final class ConnectionFence {
               + " separately, and end transactions with Connection.commit()",
           "0A000");
     }
-    if (tx.transactionState() == TransactionState.IDLE) {
+    boolean idle = tx.transactionState() == TransactionState.IDLE;
+    if (idle) {
       // whatever ended the last transaction (a refusal's rollback too), this one starts afresh
       tx.endTransaction();
     }
-    if (kind.outsideTransaction() && raw.getAutoCommit()) {
+    // In autocommit, a transaction block the caller opened in SQL (BEGIN, START TRANSACTION) is
+    // the caller's transaction too: the caller ends it, with COMMIT (checked) or ROLLBACK. The
+    // wrapper's own transaction below would commit it after the next execution.
+    boolean callersTransaction = !raw.getAutoCommit() || !idle;
+    if (!callersTransaction
+        && sql != null
+        && !kind.mayWrite()
+        && !kind.endsTransaction()
+        && SqlClassifier.beginsTransaction(sql)) {
+      // BEGIN in SQL in autocommit opens the caller's block: run in the wrapper's transaction, it
+      // would be committed with it. It writes nothing; what runs in the block is checked as in a
+      // transaction the caller opened with setAutoCommit(false).
+      return run(call, kind);
+    }
+    if (kind.outsideTransaction() && !callersTransaction) {
       return checkedFirst(context, kind, call);
     }
     tx.remember(context);
-    if (!raw.getAutoCommit()) {
+    if (callersTransaction) {
       Object carried = tx.carried(context, kind, carrier);
       if (carried != TransactionChecks.NOT_CARRIED) {
         return carried;
@@ -326,7 +367,7 @@ final class ConnectionFence {
       throw refused(e);
     } finally {
       if (kind.endsTransaction()) {
-        tx.endTransaction();
+        endTransaction();
       } else if (kind.rollsBackToSavepoint()) {
         tx.forgetChecks();
       }

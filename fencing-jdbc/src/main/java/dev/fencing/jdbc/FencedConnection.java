@@ -125,7 +125,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   public void commit() throws SQLException {
     refused.requireUsable("commit()");
     try {
-      tx.commit();
+      tx.commitChecked();
     } finally {
       endTransaction();
     }
@@ -163,14 +163,19 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
     if (p1) {
       refused.requireUsable("setAutoCommit(true), which commits,");
     }
+    boolean commits = p1 && !raw.getAutoCommit();
     try {
-      if (p1 && !raw.getAutoCommit()) {
+      if (commits) {
         // switching autocommit on commits the open transaction: with the check, like commit()
-        tx.commit();
+        tx.commitChecked();
       }
       raw.setAutoCommit(p1);
     } finally {
-      endTransaction();
+      // Not a call that changes nothing (JDBC: a no-op), in an open transaction, or in a block
+      // opened in SQL in autocommit: that transaction goes on, and its end checks what it wrote.
+      if (commits || tx.transactionState() == TransactionState.IDLE) {
+        endTransaction();
+      }
     }
   }
 
@@ -178,15 +183,22 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
    * Rolls back a transaction the caller left open, then closes. A pool under the fence (HikariCP)
    * rolls back only what its own statements wrote, then resets autocommit, which in pgjdbc commits
    * the open transaction without the check: a write the wrapper does not see (the large object or
-   * fastpath API) made with a stale token, or in a refused transaction, would commit.
+   * fastpath API) made with a stale token, or in a refused transaction, would commit. A block
+   * opened in SQL ({@code BEGIN}) in autocommit too: the pool does not see it and hands the
+   * connection on with it open, to be committed by the next borrower's {@code COMMIT}, checked for
+   * that borrower's tokens only.
    */
   @Override
   public void close() throws SQLException {
     try {
-      if (!raw.isClosed()
-          && !raw.getAutoCommit()
-          && tx.transactionState() != TransactionState.IDLE) {
-        raw.rollback();
+      if (!raw.isClosed() && tx.transactionState() != TransactionState.IDLE) {
+        if (!raw.getAutoCommit()) {
+          raw.rollback();
+        } else {
+          try (Statement s = raw.createStatement()) {
+            s.execute("ROLLBACK"); // pgjdbc's rollback() refuses in autocommit
+          }
+        }
       }
     } finally {
       try {
@@ -216,8 +228,7 @@ public final class FencedConnection extends DelegatingConnection implements Fenc
   }
 
   private void endTransaction() {
-    tx.endTransaction();
-    checker.guards().forgetAnnouncements();
+    fence.endTransaction();
   }
 
   @Override

@@ -224,6 +224,51 @@ final class SqlClassifier {
     }
   }
 
+  /**
+   * Whether {@code sql} is one statement that opens a transaction block: {@code BEGIN} or {@code
+   * START TRANSACTION}, with whatever modes follow, comments and semicolons around it. Read only
+   * for a read in autocommit with tokens bound, so it is not kept in the memo.
+   */
+  static boolean beginsTransaction(String sql) {
+    int i = 0;
+    while (i < sql.length() && Character.isWhitespace(sql.charAt(i))) {
+      i++;
+    }
+    if (i == sql.length() || "bBsS/-;".indexOf(sql.charAt(i)) < 0) {
+      return false; // every read in autocommit asks: most are told without lexing
+    }
+    SqlLexer lexer = new SqlLexer(sql, false);
+    SqlTokens tokens = new SqlTokens(sql);
+    boolean begins = false;
+    int statements = 0;
+    while (true) {
+      int kind = lexer.next();
+      if (kind == SqlLexer.END || kind == SqlLexer.SEMICOLON) {
+        if (tokens.count() > 0) {
+          statements++;
+          tokens.clear();
+        }
+        if (kind == SqlLexer.END) {
+          return begins && statements == 1 && !lexer.malformed();
+        }
+        continue;
+      }
+      if (tokens.count() < 2) {
+        if (kind != SqlLexer.WORD) {
+          return false;
+        }
+        tokens.add(kind, lexer.tokenStart(), lexer.tokenEnd());
+        if (tokens.count() == 1) {
+          begins = tokens.is(0, "begin");
+        } else if (tokens.is(0, "start")) {
+          begins = tokens.is(1, "transaction");
+        }
+      } else if (tokens.count() == 2) {
+        tokens.add(kind, lexer.tokenStart(), lexer.tokenEnd()); // counted, no longer read
+      }
+    }
+  }
+
   /** {@code ROLLBACK | ABORT [WORK | TRANSACTION] [AND [NO] CHAIN]}, in words. */
   private static boolean isRollback(SqlTokens tokens) {
     int n = tokens.count();

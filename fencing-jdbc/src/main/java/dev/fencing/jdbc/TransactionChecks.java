@@ -109,7 +109,15 @@ final class TransactionChecks {
     checkedIndex = null;
   }
 
-  /** The transaction ended: nothing checked, nothing to check. */
+  /** Whether tokens were bound at an execution of the open transaction: its end checks them. */
+  boolean hasWritten() {
+    return !written.isEmpty();
+  }
+
+  /**
+   * The transaction ended: nothing checked, nothing to check. The caller's transaction ends through
+   * {@link ConnectionFence#endTransaction}, which forgets its announced row writes too.
+   */
   void endTransaction() {
     forgetChecks();
     written.clear();
@@ -131,17 +139,10 @@ final class TransactionChecks {
 
   /**
    * {@code Connection.commit()}: with tokens bound in the transaction and not yet checked in it,
-   * "check if it wrote, then COMMIT" in one round trip; else a plain commit.
+   * "check if it wrote, then COMMIT" in one round trip; else a plain commit. The caller ends the
+   * bookkeeping ({@link ConnectionFence#endTransaction}, or {@link #endTransaction} for the
+   * wrapper's own transaction in autocommit).
    */
-  void commit() throws SQLException {
-    try {
-      commitChecked();
-    } finally {
-      endTransaction();
-    }
-  }
-
-  /** As {@link #commit()}, leaving the bookkeeping to the caller. */
   void commitChecked() throws SQLException {
     remember(checker.bound());
     List<FencingContext.Binding> unchecked = unchecked(written);

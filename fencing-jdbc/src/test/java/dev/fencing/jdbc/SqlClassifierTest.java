@@ -571,4 +571,38 @@ class SqlClassifierTest {
   void nothingElseIsARollbackOfTheWholeTransaction(String sql) {
     assertThat(SqlClassifier.rollsBackTransaction(sql)).as(sql).isFalse();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "begin",
+        "BEGIN;",
+        " Begin Work",
+        "begin transaction isolation level repeatable read, read only",
+        "; start transaction ;",
+        "-- opens it\nSTART TRANSACTION /* comment */ READ WRITE"
+      })
+  void aStringOpeningATransactionBlockIsRecognised(String sql) {
+    assertThat(SqlClassifier.beginsTransaction(sql)).as(sql).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        ";",
+        "start",
+        "start work",
+        "select 1",
+        "begin; select 1",
+        "select 1; begin",
+        "begin; begin",
+        "\"begin\"",
+        "(begin)",
+        "begin /* unterminated",
+        "DO $$ BEGIN PERFORM 1; END $$"
+      })
+  void nothingElseOpensATransactionBlock(String sql) {
+    assertThat(SqlClassifier.beginsTransaction(sql)).as(sql).isFalse();
+  }
 }

@@ -1,5 +1,7 @@
 package dev.fencing.migrations;
 
+import static dev.fencing.migrations.ExternalSnapshotFixture.begin;
+import static dev.fencing.migrations.ExternalSnapshotFixture.external;
 import static dev.fencing.migrations.Fence.STALE;
 import static dev.fencing.migrations.Fence.assertFails;
 import static dev.fencing.migrations.Interleaving.SERIALIZATION_FAILURE;
@@ -45,8 +47,7 @@ class ExternalProtectFlagIsolationTest extends InterleavingTestBase {
     String table = "external_protect_" + iso.tag().replace('-', '_');
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      Interleaving.createResource(operator, res, true, false);
-      Fence.check(operator, res, 100L); // the current holder's token
+      external(operator, res, 100L); // the current holder's token
       FenceSql.run(operator, "CREATE TABLE " + table + " (id int)");
 
       // protect: has_protected set after the snapshot
@@ -80,20 +81,10 @@ class ExternalProtectFlagIsolationTest extends InterleavingTestBase {
       value = Isolation.class,
       names = {"REPEATABLE_READ", "SERIALIZABLE"})
   void aNewerTokenAfterTheSnapshotIsStillStaleAtOnce(Isolation iso) throws SQLException {
-    String res = "external-protect/newer-" + iso.tag();
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      Interleaving.createResource(operator, res, true, false);
-      Fence.check(operator, res, 100L);
-
-      begin(c, iso);
-      Fence.check(operator, res, 120L); // the next holder
-      SQLException e = assertFails(STALE, () -> Fence.check(c, res, 100L));
-      c.rollback();
-      assertThat(e.getMessage())
-          .contains(
-              "stale fencing token 100 for resource \"" + res + "\": a newer token was issued");
-      assertThat(Fence.maxSeen(operator, res)).isEqualTo(120L);
+      ExternalSnapshotFixture.assertNewerTokenAfterTheSnapshotStaleAtOnce(
+          operator, c, "external-protect/newer-" + iso.tag(), iso);
     }
   }
 
@@ -110,8 +101,7 @@ class ExternalProtectFlagIsolationTest extends InterleavingTestBase {
     String table = "external_protect_newer_" + iso.tag().replace('-', '_');
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      Interleaving.createResource(operator, res, true, false);
-      Fence.check(operator, res, 100L);
+      external(operator, res, 100L);
       FenceSql.run(operator, "CREATE TABLE " + table + " (id int)");
 
       begin(c, iso);
@@ -137,8 +127,7 @@ class ExternalProtectFlagIsolationTest extends InterleavingTestBase {
     String table = "external_protect_superseded_" + iso.tag().replace('-', '_');
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      Interleaving.createResource(operator, res, true, false);
-      Fence.check(operator, res, 100L);
+      external(operator, res, 100L);
       Fence.check(operator, res, 120L);
       FenceSql.run(operator, "CREATE TABLE " + table + " (id int)");
 
@@ -149,13 +138,5 @@ class ExternalProtectFlagIsolationTest extends InterleavingTestBase {
       assertThat(e.getMessage()).contains("stale fencing token 100");
       assertThat(Fence.maxSeen(operator, res)).isEqualTo(120L);
     }
-  }
-
-  /** Opens a transaction at {@code iso} and takes its snapshot. */
-  private static void begin(Connection c, Isolation iso) throws SQLException {
-    c.setAutoCommit(false);
-    c.setTransactionIsolation(iso.jdbcLevel);
-    assertThat(FenceSql.string(c, "SELECT current_setting('transaction_isolation')"))
-        .isEqualTo(iso.setting);
   }
 }

@@ -1,5 +1,7 @@
 package dev.fencing.migrations;
 
+import static dev.fencing.migrations.ExternalSnapshotFixture.begin;
+import static dev.fencing.migrations.ExternalSnapshotFixture.external;
 import static dev.fencing.migrations.Fence.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,8 +50,7 @@ class ResetExternalSnapshotTest {
     String r = "reset-snapshot/lowered-" + iso.tag();
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", r);
-      Fence.check(operator, r, 100L); // a token of the old issuer
+      external(operator, r, 100L); // a token of the old issuer
 
       begin(c, iso); // the holder's snapshot: max_seen 100
       // the old issuer's holders are gone; the new issuer is at 41
@@ -80,8 +81,7 @@ class ResetExternalSnapshotTest {
     String r = "reset-snapshot/still-stale-" + iso.tag();
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", r);
-      Fence.check(operator, r, 100L);
+      external(operator, r, 100L);
 
       begin(c, iso);
       FenceSql.run(operator, "SELECT fencing.reset_external(?, 41)", r);
@@ -102,20 +102,10 @@ class ResetExternalSnapshotTest {
       value = Isolation.class,
       names = {"REPEATABLE_READ", "SERIALIZABLE"})
   void aNewerTokenAfterTheSnapshotIsStillStaleAtOnce(Isolation iso) throws SQLException {
-    String r = "reset-snapshot/newer-" + iso.tag();
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", r);
-      Fence.check(operator, r, 100L);
-
-      begin(c, iso);
-      Fence.check(operator, r, 120L); // the next holder
-
-      SQLException e = assertFails(Fence.STALE, () -> Fence.check(c, r, 100L));
-      c.rollback();
-      assertThat(e.getMessage())
-          .contains("stale fencing token 100 for resource \"" + r + "\": a newer token was issued");
-      assertThat(Fence.maxSeen(operator, r)).isEqualTo(120L);
+      ExternalSnapshotFixture.assertNewerTokenAfterTheSnapshotStaleAtOnce(
+          operator, c, "reset-snapshot/newer-" + iso.tag(), iso);
     }
   }
 
@@ -134,9 +124,8 @@ class ResetExternalSnapshotTest {
     String other = "reset-snapshot/other-" + iso.tag();
     try (Connection operator = db.connect();
         Connection c = app.connect()) {
-      FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", r);
+      external(operator, r, 100L);
       FenceSql.run(operator, "SELECT fencing.create_resource(?, true)", other);
-      Fence.check(operator, r, 100L);
 
       begin(c, iso);
       Fence.check(operator, r, 120L); // the next holder, no reset: the probe takes its lock
@@ -148,13 +137,5 @@ class ResetExternalSnapshotTest {
       c.rollback();
       assertThat(Fence.maxSeen(operator, other)).isEqualTo(7L);
     }
-  }
-
-  /** Opens a transaction at {@code iso} and takes its snapshot. */
-  private static void begin(Connection c, Isolation iso) throws SQLException {
-    c.setAutoCommit(false);
-    c.setTransactionIsolation(iso.jdbcLevel);
-    assertThat(FenceSql.string(c, "SELECT current_setting('transaction_isolation')"))
-        .isEqualTo(iso.setting);
   }
 }
