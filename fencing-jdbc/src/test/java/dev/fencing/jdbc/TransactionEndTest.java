@@ -440,38 +440,6 @@ class TransactionEndTest {
     assertThat(hidden()).isEqualTo(before);
   }
 
-  /**
-   * PREPARE TRANSACTION ends the transaction as a COMMIT does: checked before it. (Needs {@code
-   * max_prepared_transactions > 0}; skipped where it is 0, PostgreSQL's default.)
-   */
-  @Test
-  void prepareTransactionIsChecked() throws SQLException {
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        queryLong(plain, "SELECT current_setting('max_prepared_transactions')::int") > 0,
-        "max_prepared_transactions is 0");
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        assertRefused(catchThrowable(() -> run(c, "PREPARE TRANSACTION 'te-zombie'")));
-      }
-    }
-    assertThat(queryLong(plain, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'te-zombie'"))
-        .isZero();
-    assertThat(hidden()).isEqualTo(before);
-
-    int id = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection();
-        FencingScope holder = bind(CURRENT)) {
-      c.setAutoCommit(false);
-      insert(c, id);
-      run(c, "PREPARE TRANSACTION 'te-holder'");
-    }
-    exec(plain, "COMMIT PREPARED 'te-holder'");
-    assertThat(present(id)).isTrue();
-  }
-
   private static long query1(Connection c) throws SQLException {
     return ((Number) FencingTestSupport.query(c, "SELECT 1")).longValue();
   }
