@@ -14,8 +14,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
@@ -110,8 +108,7 @@ public final class Worker {
   private volatile boolean stopping;
   private @Nullable HoldPoint hold;
   private @Nullable Route holdRoute;
-  private final DataSource plain;
-  private @Nullable Connection plainConnection;
+  private final ProtectedRoute protectedRoute;
   private @Nullable Connection connection;
   private long seq;
 
@@ -134,7 +131,7 @@ public final class Worker {
     ds.setConnectTimeout(5);
     ds.setSocketTimeout(60);
     this.writes = fenced ? FencedDataSource.wrap(ds) : ds;
-    this.plain = ds;
+    this.protectedRoute = new ProtectedRoute(ds, fenced, id, log);
     this.leases = LeaseClient.builder(ds).holder(applicationName(id)).keepAlive(true).build();
     this.out = System.out;
   }
@@ -222,7 +219,7 @@ public final class Worker {
     }
     leases.close();
     closeConnection();
-    closePlainConnection();
+    protectedRoute.close();
     log.close();
   }
 
@@ -265,11 +262,11 @@ public final class Worker {
     try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
       Connection c = connection();
       try {
-        long n = count(c, route, resource);
+        long n = WriteStatements.count(c, route, resource);
         if (heldAt == HoldPoint.MID) {
           awaitGo(resource, token, mySeq);
         }
-        record(c, route, "torture_write", resource, n, token, mySeq);
+        WriteStatements.record(c, route, "torture_write", resource, n, token, id, mySeq);
         if (heldAt == HoldPoint.COMMIT) {
           awaitGo(resource, token, mySeq);
         }
@@ -304,149 +301,23 @@ public final class Worker {
     return keep;
   }
 
-  /** Takes the resource's next commit position: the row lock on its counter orders its writes. */
-  private static long count(Connection c, Route route, String resource) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            route == Route.HIDDEN
-                ? "SELECT * FROM generate_series(?::text)"
-                : "UPDATE torture_counter SET n = n + 1 WHERE resource = ? RETURNING n")) {
-      ps.setString(1, resource);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  /** Records the write in {@code table}, with the {@code max_seen} its transaction sees now. */
-  private void record(
-      Connection c, Route route, String table, String resource, long n, long token, long mySeq)
-      throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            route == Route.HIDDEN
-                ? "SELECT * FROM generate_series(?::text, ?::bigint, ?::bigint, ?::int, ?::bigint)"
-                : "INSERT INTO "
-                    + table
-                    + " (resource, n, token, worker, seq, max_seen)"
-                    + " SELECT ?, ?, ?, ?, ?, s.max_seen FROM fencing.status(?) s")) {
-      ps.setString(1, resource);
-      ps.setLong(2, n);
-      ps.setLong(3, token);
-      ps.setInt(4, id);
-      ps.setLong(5, mySeq);
-      if (route != Route.HIDDEN) {
-        ps.setString(6, resource);
-      }
-      ps.execute();
-    }
-  }
-
   /**
-   * One write through the plain connection into the protected table ({@link Route#PROTECTED}): the
-   * token carried, not checked, so only the table's trigger judges it; false if the lease should be
-   * given up.
+   * One write through the plain connection into the protected table ({@link Route#PROTECTED});
+   * false if the lease should be given up.
    */
   private boolean writeProtected(String resource, long token, long mySeq, @Nullable HoldPoint at)
       throws IOException {
     if (at == HoldPoint.BEFORE || at == HoldPoint.REPEAT) {
       awaitGo(resource, token, mySeq);
     }
-    String result;
-    boolean keep = false;
-    Connection c = null;
-    try {
-      c = plainConnection();
-      if (fenced) {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.carry(?, ?)")) {
-          ps.setString(1, resource);
-          ps.setLong(2, token);
-          ps.execute();
-        }
-      }
-      long n = count(c, Route.PROTECTED, resource);
-      if (at == HoldPoint.MID) {
-        awaitGo(resource, token, mySeq);
-      }
-      record(c, Route.PROTECTED, "torture_protected", resource, n, token, mySeq);
-      if (at == HoldPoint.COMMIT) {
-        awaitGo(resource, token, mySeq);
-      }
-      c.commit();
-      log.acknowledged(resource, token, mySeq, n);
-      result = "ACK";
-      keep = true;
-    } catch (SQLException e) {
-      String state = e.getSQLState();
-      if (fenced && state != null && state.startsWith("ZF") && c != null) {
-        result = refusedByTrigger(c, e, resource, token, mySeq) ? "REFUSED" : "ERROR";
-      } else {
-        log.error(mySeq, e);
-        closePlainConnection();
-        pause();
-        result = "ERROR";
-      }
-    }
+    String result =
+        protectedRoute.write(
+            resource, token, mySeq, at, () -> awaitGo(resource, token, mySeq), this::pause);
     if (at != null) {
       out.println("RESULT " + mySeq + " " + result);
       out.flush();
     }
-    return keep;
-  }
-
-  /**
-   * A refusal by the protected table's trigger: rolls back, logs it, records it with {@code
-   * fencing.record_rejection} and its DETAIL (the receipt). True if it was logged as a refusal.
-   */
-  private boolean refusedByTrigger(
-      Connection c, SQLException e, String resource, long token, long mySeq) throws IOException {
-    String detail =
-        e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
-            ? p.getServerErrorMessage().getDetail()
-            : null;
-    try {
-      c.rollback();
-      if (detail == null) {
-        log.error(mySeq, e);
-        return false;
-      }
-      try (PreparedStatement ps = c.prepareStatement("SELECT fencing.record_rejection(?)")) {
-        ps.setString(1, detail);
-        ps.execute();
-      }
-      c.commit();
-    } catch (SQLException failed) {
-      // This client keeps no queue of refusals to record (FencedDataSource does): one whose
-      // recording was cut off is logged as an error, not as a refusal the log must hold.
-      log.error(mySeq, failed);
-      closePlainConnection();
-      return false;
-    }
-    log.refused(resource, token, mySeq, e.getSQLState());
-    return true;
-  }
-
-  private Connection plainConnection() throws SQLException {
-    Connection c = plainConnection;
-    if (c == null) {
-      c = plain.getConnection();
-      c.setAutoCommit(false);
-      plainConnection = c;
-    }
-    return c;
-  }
-
-  private void closePlainConnection() {
-    Connection c = plainConnection;
-    plainConnection = null;
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException e) {
-        // broken anyway
-      }
-    }
+    return result.equals("ACK");
   }
 
   private void awaitGo(String resource, long token, long mySeq) {
