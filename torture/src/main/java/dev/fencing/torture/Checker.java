@@ -91,15 +91,27 @@ final class Checker {
   }
 
   private static void staleWrites(History history, List<Violation> violations) {
+    // Judged by the higher of the max_seen its last statement read and the one read inside its
+    // COMMIT: a token accepted between the two (the zombie stopped after its last statement) shows
+    // only in the second.
     for (History.Write w : history.writes()) {
-      if (w.token() < w.maxSeen()) {
+      long accepted = Math.max(w.maxSeen(), w.maxSeenAtCommit());
+      if (w.token() < accepted) {
         violations.add(
             new Violation(
                 Rule.STALE_WRITE,
                 String.format(
                     "%s: write #%d (worker %d, seq %d) committed with token %d although the"
-                        + " resource had accepted token %d",
-                    w.resource(), w.n(), w.worker(), w.seq(), w.token(), w.maxSeen())));
+                        + " resource had accepted token %d%s",
+                    w.resource(),
+                    w.n(),
+                    w.worker(),
+                    w.seq(),
+                    w.token(),
+                    accepted,
+                    w.maxSeen() < accepted
+                        ? " (seen at its commit, not at its last statement)"
+                        : "")));
       }
     }
   }

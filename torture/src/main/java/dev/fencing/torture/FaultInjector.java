@@ -100,10 +100,22 @@ final class FaultInjector {
    */
   String zombie(WorkerProcess worker, Worker.HoldPoint at, boolean cutRecording)
       throws SQLException {
-    if (at == Worker.HoldPoint.MID) {
-      return zombieMid(worker);
+    return zombie(worker, at, null, cutRecording);
+  }
+
+  /**
+   * {@link #zombie(WorkerProcess, Worker.HoldPoint, boolean)} at a write that takes {@code route}
+   * (null: the route the worker draws); a {@link Worker.HoldPoint#BEFORE} zombie on the {@link
+   * Worker.Route#HIDDEN} or {@link Worker.Route#PROTECTED} route counts as {@link
+   * Fault#ZOMBIE_HIDDEN} or {@link Fault#ZOMBIE_PROTECTED}.
+   */
+  String zombie(
+      WorkerProcess worker, Worker.HoldPoint at, Worker.@Nullable Route route, boolean cutRecording)
+      throws SQLException {
+    if (at == Worker.HoldPoint.MID || at == Worker.HoldPoint.COMMIT) {
+      return zombieMid(worker, at, route);
     }
-    worker.send("HOLD " + at);
+    worker.send("HOLD " + at + (route == null ? "" : " " + route));
     WorkerProcess.Held held = worker.awaitHeld(WAIT);
     if (held == null) {
       return "NO_HOLD";
@@ -133,24 +145,32 @@ final class FaultInjector {
     if (!takenOver) {
       return "NO_TAKEOVER";
     }
-    counted(at == Worker.HoldPoint.REPEAT ? Fault.ZOMBIE_REPEAT : Fault.ZOMBIE);
+    counted(
+        at == Worker.HoldPoint.REPEAT
+            ? Fault.ZOMBIE_REPEAT
+            : route == Worker.Route.HIDDEN
+                ? Fault.ZOMBIE_HIDDEN
+                : route == Worker.Route.PROTECTED ? Fault.ZOMBIE_PROTECTED : Fault.ZOMBIE);
     return result;
   }
 
   /**
    * The zombie inside its transaction: {@code worker}'s next write stops between its statements
-   * (its check passed, its transaction open), the whole JVM is stopped until another worker
-   * contends for the resource — a newer token issued, or a backend waiting for the zombie's locks,
-   * observed in the database — and then the zombie resumes and finishes the write. The fence must
-   * make the successor wait for the open transaction (the write commits with its token still the
-   * newest) or refuse the rest of the write; a successor issued meanwhile shows in the {@code
-   * max_seen} the zombie's second statement reads, and the checker reports {@code STALE_WRITE}.
+   * ({@code at} {@link Worker.HoldPoint#MID}) or after its last one, before its commit ({@link
+   * Worker.HoldPoint#COMMIT}) (its check passed, its transaction open), the whole JVM is stopped
+   * until another worker contends for the resource — a newer token issued, or a backend waiting for
+   * the zombie's locks, observed in the database — and then the zombie resumes and finishes the
+   * write. The fence must make the successor wait for the open transaction (the write commits with
+   * its token still the newest) or refuse the rest of the write; a successor issued meanwhile shows
+   * in the {@code max_seen} the zombie's second statement reads, and the checker reports {@code
+   * STALE_WRITE}.
    *
    * @return the zombie's outcome: {@code ACK}, {@code REFUSED} or {@code ERROR}, or {@code
    *     NO_CONTENTION} if nobody contended in time
    */
-  String zombieMid(WorkerProcess worker) throws SQLException {
-    worker.send("HOLD MID");
+  String zombieMid(WorkerProcess worker, Worker.HoldPoint at, Worker.@Nullable Route route)
+      throws SQLException {
+    worker.send("HOLD " + at + (route == null ? "" : " " + route));
     WorkerProcess.Held held = worker.awaitHeld(WAIT);
     if (held == null) {
       return "NO_HOLD";
@@ -164,7 +184,7 @@ final class FaultInjector {
     if (!contended) {
       return "NO_CONTENTION";
     }
-    counted(Fault.ZOMBIE_MID);
+    counted(at == Worker.HoldPoint.COMMIT ? Fault.ZOMBIE_COMMIT : Fault.ZOMBIE_MID);
     return result;
   }
 

@@ -43,9 +43,25 @@ record History(
    * @param n the resource's commit counter (the row lock on it serialises the resource's commits,
    *     so n is the commit order)
    * @param maxSeen the resource's {@code max_seen} as the write's transaction saw it after taking
-   *     the counter's row lock
+   *     the counter's row lock (its last statement)
+   * @param maxSeenAtCommit the resource's {@code max_seen} as the write's transaction saw it inside
+   *     its {@code COMMIT} (a deferred trigger, after the commit's check): what was accepted
+   *     between its last statement and its commit shows here only
    */
-  record Write(String resource, long n, long token, int worker, long seq, long maxSeen) {}
+  record Write(
+      String resource,
+      long n,
+      long token,
+      int worker,
+      long seq,
+      long maxSeen,
+      long maxSeenAtCommit) {
+
+    /** A write whose transaction saw the same {@code max_seen} at its last statement and commit. */
+    Write(String resource, long n, long token, int worker, long seq, long maxSeen) {
+      this(resource, n, token, worker, seq, maxSeen, maxSeen);
+    }
+  }
 
   /** A token the fence issued. */
   record Issuance(String resource, long token, String holder) {}

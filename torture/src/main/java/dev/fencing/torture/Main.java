@@ -115,7 +115,18 @@ public final class Main {
     Files.writeString(report, Report.markdown(result, duration), StandardCharsets.UTF_8);
     out.println(Report.summary(result));
     out.println("Report written to " + report.toAbsolutePath());
-    System.exit(result.violations().isEmpty() ? 0 : 1);
+    System.exit(status(result));
+  }
+
+  /**
+   * The exit status of a finished run: 0 passed, 1 violations, 3 inconclusive (no violation, but
+   * the run proves nothing: {@link TortureRun.Result#inconclusive()}).
+   */
+  static int status(TortureRun.Result result) {
+    if (!result.violations().isEmpty()) {
+      return 1;
+    }
+    return result.inconclusive().isEmpty() ? 0 : 3;
   }
 
   static TortureRun.Result run(
@@ -169,7 +180,8 @@ public final class Main {
                                           [--report FILE]
              java -jar fencing-torture.jar --help
       Runs worker processes against the fence with seeded faults and checks the history; exits 1
-      on violations. Without --url: an embedded PostgreSQL it may crash. Password of --url:
+      on violations, 3 if the run proves nothing (no zombie fault landed, no write committed, or
+      fencing off and no violation). Without --url: an embedded PostgreSQL it may crash. Password of --url:
       environment FENCING_DB_PASSWORD. --patroni: a two-node Patroni cluster on loopback (Debian
       packages patroni, etcd-server, postgresql-15) whose primary it kills: asynchronous failover.
       """;

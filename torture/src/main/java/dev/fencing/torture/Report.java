@@ -14,6 +14,10 @@ final class Report {
     StringBuilder md = new StringBuilder();
     TortureRun.Settings s = r.settings();
     md.append("# Torture test report\n\n");
+    if (r.violations().isEmpty() && !r.inconclusive().isEmpty()) {
+      md.append("**INCONCLUSIVE: this run proves nothing.** ");
+      md.append(String.join("; ", r.inconclusive())).append(".\n\n");
+    }
     md.append("| setting | value |\n|---|---|\n");
     md.append("| seed | ").append(s.seed()).append(" |\n");
     md.append("| fencing | ")
@@ -85,32 +89,37 @@ final class Report {
   }
 
   static String summary(TortureRun.Result r) {
-    return String.format(
-        "seed %d, fencing %s, %d workers, %s: faults %s%s; %d writes committed, %d acknowledged,"
-            + " %d refusals %s (%d recorded), %d other errors %s;%s %d violations %s",
-        r.settings().seed(),
-        r.settings().fenced() ? "on" : "OFF",
-        r.settings().workers(),
-        human(r.elapsed()),
-        r.faults(),
-        r.skipped().isEmpty() ? "" : " (skipped: " + String.join("; ", r.skipped()) + ")",
-        r.writes(),
-        r.acks(),
-        total(r.refusals()),
-        r.refusals(),
-        r.rejectionsRecorded(),
-        total(r.workerErrors()),
-        r.workerErrors(),
-        r.faults().getOrDefault(TortureRun.Fault.FAILOVER, 0) == 0
-            ? ""
-            : String.format(
-                " lost to asynchronous failover (allowed): %d acknowledged writes, %d issuance"
-                    + " rows, %d rejection rows;",
-                r.lostToFailover().acks(),
-                r.lostToFailover().issuances(),
-                r.lostToFailover().rejections()),
-        r.violations().size(),
-        r.violationsByRule());
+    String inconclusive =
+        r.violations().isEmpty() && !r.inconclusive().isEmpty()
+            ? "INCONCLUSIVE (" + String.join("; ", r.inconclusive()) + "): "
+            : "";
+    return inconclusive
+        + String.format(
+            "seed %d, fencing %s, %d workers, %s: faults %s%s; %d writes committed, %d acknowledged,"
+                + " %d refusals %s (%d recorded), %d other errors %s;%s %d violations %s",
+            r.settings().seed(),
+            r.settings().fenced() ? "on" : "OFF",
+            r.settings().workers(),
+            human(r.elapsed()),
+            r.faults(),
+            r.skipped().isEmpty() ? "" : " (skipped: " + String.join("; ", r.skipped()) + ")",
+            r.writes(),
+            r.acks(),
+            total(r.refusals()),
+            r.refusals(),
+            r.rejectionsRecorded(),
+            total(r.workerErrors()),
+            r.workerErrors(),
+            r.faults().getOrDefault(TortureRun.Fault.FAILOVER, 0) == 0
+                ? ""
+                : String.format(
+                    " lost to asynchronous failover (allowed): %d acknowledged writes, %d issuance"
+                        + " rows, %d rejection rows;",
+                    r.lostToFailover().acks(),
+                    r.lostToFailover().issuances(),
+                    r.lostToFailover().rejections()),
+            r.violations().size(),
+            r.violationsByRule());
   }
 
   private static int total(Map<String, Integer> counts) {

@@ -31,14 +31,21 @@ final class Scenarios {
    *       the same connection (its token was checked in an earlier transaction);
    *   <li>worker 1 becomes a zombie inside its transaction: stopped between its statements (its
    *       check passed) until another worker contends for the resource, then resumed;
+   *   <li>worker 1 becomes a zombie after the last statement of a write, before its commit, until
+   *       another worker contends for the resource, then resumed;
    *   <li>worker 2's connection is terminated in the middle of a write transaction;
+   *   <li>worker 0 becomes a zombie at a write hidden from {@code FencedDataSource}'s classifier
+   *       (only the commit's check can refuse it);
+   *   <li>worker 1 becomes a zombie at a write into the protected table through a plain connection,
+   *       its token carried (only the table's trigger can refuse it);
    *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
    *   <li>every worker writes again.
    * </ol>
    *
    * @return the outcomes of the steps, in order: {@code zombie w1 ACK|REFUSED|...}, {@code zombie
-   *     w0 ...}, {@code repeat zombie w1 ...}, {@code mid zombie w1 ...}, {@code terminate w2
-   *     ERROR|...}
+   *     w0 ...}, {@code repeat zombie w1 ...}, {@code mid zombie w1 ...}, {@code commit zombie w1
+   *     ...}, {@code terminate w2 ERROR|...}, {@code hidden zombie w0 ...}, {@code protected zombie
+   *     w1 ...}
    */
   static List<String> scripted(TortureRun run) throws SQLException {
     if (run.workers().size() < 3) {
@@ -49,18 +56,43 @@ final class Scenarios {
     long start = System.nanoTime();
     faults.awaitProgress(1);
     step("every worker wrote", start);
-    outcomes.add("zombie w1 " + faults.zombie(run.workers().get(1), true));
+    outcomes.add(
+        "zombie w1 "
+            + faults.zombie(
+                run.workers().get(1), Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, true));
     step(outcomes.get(0), start);
-    outcomes.add("zombie w0 " + faults.zombie(run.workers().get(0), false));
+    outcomes.add(
+        "zombie w0 "
+            + faults.zombie(
+                run.workers().get(0), Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, false));
     step(outcomes.get(1), start);
     outcomes.add(
-        "repeat zombie w1 " + faults.zombie(run.workers().get(1), Worker.HoldPoint.REPEAT, false));
+        "repeat zombie w1 "
+            + faults.zombie(
+                run.workers().get(1), Worker.HoldPoint.REPEAT, Worker.Route.DIRECT, false));
     step(outcomes.get(2), start);
     outcomes.add(
-        "mid zombie w1 " + faults.zombie(run.workers().get(1), Worker.HoldPoint.MID, false));
+        "mid zombie w1 "
+            + faults.zombie(
+                run.workers().get(1), Worker.HoldPoint.MID, Worker.Route.DIRECT, false));
     step(outcomes.get(3), start);
-    outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
+    outcomes.add(
+        "commit zombie w1 "
+            + faults.zombie(
+                run.workers().get(1), Worker.HoldPoint.COMMIT, Worker.Route.DIRECT, false));
     step(outcomes.get(4), start);
+    outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
+    step(outcomes.get(5), start);
+    outcomes.add(
+        "hidden zombie w0 "
+            + faults.zombie(
+                run.workers().get(0), Worker.HoldPoint.BEFORE, Worker.Route.HIDDEN, false));
+    step(outcomes.get(6), start);
+    outcomes.add(
+        "protected zombie w1 "
+            + faults.zombie(
+                run.workers().get(1), Worker.HoldPoint.BEFORE, Worker.Route.PROTECTED, false));
+    step(outcomes.get(7), start);
     if (faults.crash()) {
       step("crashed and restarted PostgreSQL", start);
     }
@@ -113,6 +145,7 @@ final class Scenarios {
             faults.zombie(
                 victim,
                 Worker.HoldPoint.values()[random.nextInt(Worker.HoldPoint.values().length)],
+                Worker.Route.values()[random.nextInt(Worker.Route.values().length)],
                 random.nextBoolean());
         case PAUSE -> {
           // Longer than the lease in most cases: the real GC pause.

@@ -39,6 +39,22 @@ final class TortureRun implements AutoCloseable {
      * backend waiting for the zombie's locks); then resumed.
      */
     ZOMBIE_MID,
+    /**
+     * {@link #ZOMBIE} at a write hidden from {@code FencedDataSource}'s SQL classifier ({@link
+     * Worker.Route#HIDDEN}): only the commit's check stands between it and the data.
+     */
+    ZOMBIE_HIDDEN,
+    /**
+     * {@link #ZOMBIE_MID} after the write's last statement, before its commit: a token accepted in
+     * that window shows only in the {@code max_seen} read inside the commit.
+     */
+    ZOMBIE_COMMIT,
+    /**
+     * {@link #ZOMBIE} at a write through a plain connection into the protected table, its token
+     * carried, not checked ({@link Worker.Route#PROTECTED}): only the table's trigger stands
+     * between it and the data.
+     */
+    ZOMBIE_PROTECTED,
     /** A worker is stopped (SIGSTOP) at a random moment for longer than its lease, then resumed. */
     PAUSE,
     /** {@code pg_terminate_backend} of a worker's connection in the middle of a transaction. */
@@ -99,7 +115,39 @@ final class TortureRun implements AutoCloseable {
       violations.forEach(v -> counts.merge(v.rule(), 1, Integer::sum));
       return counts;
     }
+
+    /**
+     * Why the run proves nothing, if it does not (empty: it does). A run without violations is
+     * evidence only if a zombie — the fault that puts a stale token in front of the fence — landed
+     * (was taken over or contended, {@link #FENCE_FAULTS}) and writes committed; with fencing off,
+     * only if the checker found violations (none means the faults missed the writes, and the
+     * checker was not shown to see anything).
+     */
+    List<String> inconclusive() {
+      List<String> reasons = new ArrayList<>();
+      if (FENCE_FAULTS.stream().mapToInt(f -> faults.getOrDefault(f, 0)).sum() == 0) {
+        reasons.add(
+            "no zombie fault landed (" + FENCE_FAULTS + " all 0): no stale token met the fence");
+      }
+      if (writes == 0) {
+        reasons.add("no write committed");
+      }
+      if (!settings.fenced() && violations.isEmpty()) {
+        reasons.add("fencing off and no violation found: the faults did not reach the writes");
+      }
+      return reasons;
+    }
   }
+
+  /** The faults that put a stale token in front of the fence: a run without one proves nothing. */
+  static final List<Fault> FENCE_FAULTS =
+      List.of(
+          Fault.ZOMBIE,
+          Fault.ZOMBIE_REPEAT,
+          Fault.ZOMBIE_MID,
+          Fault.ZOMBIE_COMMIT,
+          Fault.ZOMBIE_HIDDEN,
+          Fault.ZOMBIE_PROTECTED);
 
   static final Duration WAIT = Duration.ofSeconds(60);
 
@@ -140,7 +188,7 @@ final class TortureRun implements AutoCloseable {
     for (int i = 0; i < settings.resources(); i++) {
       resources.add("torture-" + run + "-r" + i);
     }
-    tables.create();
+    tables.create(settings.fenced());
     for (int i = 0; i < settings.workers(); i++) {
       workers.add(
           WorkerProcess.start(

@@ -27,6 +27,17 @@ final class TortureTables {
       List<History.Issuance> issuances,
       List<History.Rejection> rejections) {}
 
+  /** Every write of the run, whichever route it took: both tables share the commit counter. */
+  private static final String WRITES =
+      "(SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
+          + " UNION ALL SELECT resource, n, token, worker, seq, max_seen FROM torture_protected)";
+
+  /** {@link #WRITES} with the {@code max_seen} each write's transaction read inside its COMMIT. */
+  private static final String WRITES_AT_COMMIT =
+      "(SELECT w.*, coalesce(c.max_seen, w.max_seen) AS max_seen_at_commit FROM "
+          + WRITES
+          + " w LEFT JOIN torture_commit_seen c USING (resource, n))";
+
   private final TortureDatabase database;
   private final List<String> resources;
 
@@ -36,18 +47,62 @@ final class TortureTables {
     this.resources = resources;
   }
 
-  /** Creates the torture tables if need be and a counter of each resource. */
-  void create() throws SQLException {
+  /**
+   * Creates the torture tables if need be and a counter of each resource: {@code torture_write}
+   * (the writes of {@link Worker.Route#DIRECT} and {@link Worker.Route#HIDDEN}), {@code
+   * torture_protected} (those of {@link Worker.Route#PROTECTED}; protected per row by its {@code
+   * resource} with {@code fencing.protect_rows} when {@code fenced}, unprotected otherwise), and
+   * the overloads {@code public.generate_series(text)} and {@code public.generate_series(text,
+   * bigint, bigint, int, bigint)} that write what the hidden route writes (a built-in's name, so
+   * {@code FencedDataSource}'s classifier takes their call for a read).
+   */
+  void create(boolean fenced) throws SQLException {
     try (Connection c = database.dataSource().getConnection();
         Statement s = c.createStatement()) {
       s.execute(
           "CREATE TABLE IF NOT EXISTS torture_counter (resource text PRIMARY KEY, n bigint NOT"
               + " NULL)");
+      for (String table : List.of("torture_write", "torture_protected")) {
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS "
+                + table
+                + " (resource text NOT NULL, n bigint NOT NULL,"
+                + " token bigint NOT NULL, worker int NOT NULL, seq bigint NOT NULL,"
+                + " max_seen bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT"
+                + " clock_timestamp(), PRIMARY KEY (resource, n))");
+      }
       s.execute(
-          "CREATE TABLE IF NOT EXISTS torture_write (resource text NOT NULL, n bigint NOT NULL,"
-              + " token bigint NOT NULL, worker int NOT NULL, seq bigint NOT NULL,"
-              + " max_seen bigint NOT NULL, committed_at timestamptz NOT NULL DEFAULT"
-              + " clock_timestamp(), PRIMARY KEY (resource, n))");
+          "CREATE OR REPLACE FUNCTION public.generate_series(p_resource text) RETURNS SETOF bigint"
+              + " LANGUAGE sql AS $$ UPDATE public.torture_counter SET n = n + 1"
+              + " WHERE resource = p_resource RETURNING n $$");
+      s.execute(
+          "CREATE OR REPLACE FUNCTION public.generate_series(p_resource text, p_n bigint,"
+              + " p_token bigint, p_worker int, p_seq bigint) RETURNS SETOF bigint LANGUAGE sql"
+              + " AS $$ INSERT INTO public.torture_write (resource, n, token, worker, seq,"
+              + " max_seen) SELECT p_resource, p_n, p_token, p_worker, p_seq, s.max_seen"
+              + " FROM fencing.status(p_resource) s RETURNING n $$");
+      // max_seen as each write's transaction sees it inside its COMMIT (deferred triggers run
+      // there, after the commit's check; READ COMMITTED: a fresh snapshot per statement)
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS torture_commit_seen (resource text NOT NULL, n bigint NOT"
+              + " NULL, max_seen bigint NOT NULL, PRIMARY KEY (resource, n))");
+      s.execute(
+          "CREATE OR REPLACE FUNCTION public.torture_commit_seen() RETURNS trigger LANGUAGE"
+              + " plpgsql AS $$ BEGIN INSERT INTO public.torture_commit_seen (resource, n,"
+              + " max_seen) SELECT NEW.resource, NEW.n, s.max_seen"
+              + " FROM fencing.status(NEW.resource) s; RETURN NULL; END $$");
+      for (String table : List.of("torture_write", "torture_protected")) {
+        s.execute("DROP TRIGGER IF EXISTS torture_commit_seen ON " + table);
+        s.execute(
+            "CREATE CONSTRAINT TRIGGER torture_commit_seen AFTER INSERT ON "
+                + table
+                + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW"
+                + " EXECUTE FUNCTION public.torture_commit_seen()");
+      }
+      s.execute(
+          fenced
+              ? "SELECT fencing.protect_rows('torture_protected', 'resource')"
+              : "SELECT fencing.unprotect('torture_protected')");
       try (PreparedStatement ps =
           c.prepareStatement("INSERT INTO torture_counter (resource, n) VALUES (?, 0)")) {
         for (String resource : resources) {
@@ -127,7 +182,8 @@ final class TortureTables {
                 "SELECT EXISTS (SELECT FROM fencing.issuance i JOIN fencing.resource r"
                     + " ON r.id = i.resource_id WHERE r.name = ? AND i.token > ?)"
                     + " OR EXISTS (SELECT FROM pg_stat_activity z, pg_stat_activity w"
-                    + " WHERE z.application_name = ? AND z.query LIKE '%torture_counter%'"
+                    + " WHERE z.application_name = ?"
+                    + " AND (z.query LIKE '%torture%' OR z.query LIKE '%generate_series%')"
                     + " AND w.application_name LIKE 'torture-w%'"
                     + " AND w.pid <> z.pid AND z.pid = ANY (pg_blocking_pids(w.pid)))")) {
       ps.setString(1, resource);
@@ -164,7 +220,7 @@ final class TortureTables {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT coalesce(max(token), 0) FROM torture_write WHERE resource = ?")) {
+                "SELECT coalesce(max(token), 0) FROM " + WRITES + " w WHERE resource = ?")) {
       ps.setString(1, resource);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -181,8 +237,10 @@ final class TortureTables {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT worker, count(*) FROM torture_write WHERE resource = ANY (?) GROUP BY"
-                    + " worker")) {
+                "SELECT worker, count(*) FROM "
+                    + WRITES
+                    + " w WHERE resource = ANY (?)"
+                    + " GROUP BY worker")) {
       ps.setArray(1, c.createArrayOf("text", resources.toArray()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -204,8 +262,9 @@ final class TortureTables {
       Array names = c.createArrayOf("text", resources.toArray());
       try (PreparedStatement ps =
           c.prepareStatement(
-              "SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
-                  + " WHERE resource = ANY (?)")) {
+              "SELECT resource, n, token, worker, seq, max_seen, max_seen_at_commit FROM "
+                  + WRITES_AT_COMMIT
+                  + " w WHERE resource = ANY (?)")) {
         ps.setArray(1, names);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
@@ -216,7 +275,8 @@ final class TortureTables {
                     rs.getLong(3),
                     rs.getInt(4),
                     rs.getLong(5),
-                    rs.getLong(6)));
+                    rs.getLong(6),
+                    rs.getLong(7)));
           }
         }
       }

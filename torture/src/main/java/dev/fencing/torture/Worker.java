@@ -14,8 +14,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
@@ -40,10 +38,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  * token) bound. Unfenced, it writes through the plain data source and trusts itself: it writes
  * while it believes its lease valid. Its standard input takes commands: {@code STOP} ends it after
  * the current write; {@code HOLD BEFORE} or {@code HOLD MID} makes the next write stop before its
- * first statement (after the self-check) or between its statements, {@code HOLD REPEAT} the next
- * write that follows a committed one under the same lease on the same connection (its token was
- * checked in an earlier transaction) before its first statement; a held write prints {@code HELD
- * resource token seq}, waits for {@code GO}, and then prints {@code RESULT seq ACK|REFUSED|ERROR}.
+ * first statement (after the self-check) or between its statements, {@code HOLD COMMIT} after its
+ * last statement, before its commit, {@code HOLD REPEAT} the next write that follows a committed
+ * one under the same lease on the same connection (its token was checked in an earlier transaction)
+ * before its first statement ({@code HOLD <point> <route>}: and takes {@link Route} route); a held
+ * write prints {@code HELD resource token seq}, waits for {@code GO}, and then prints {@code RESULT
+ * seq ACK|REFUSED|ERROR}.
  */
 public final class Worker {
   /** Where a held write waits for {@code GO}. */
@@ -56,7 +56,39 @@ public final class Worker {
      * Before the first statement of the next write that follows a committed write under the same
      * lease on the same connection: a transaction whose token an earlier one already checked.
      */
-    REPEAT
+    REPEAT,
+    /**
+     * After the last statement of the next write, before its commit: its statements done, its
+     * transaction open (the commit's check, for a write the client did not see, still to come).
+     */
+    COMMIT
+  }
+
+  /**
+   * How a write reaches the data. The run mixes them so that each of the fence's checks is the only
+   * one between a zombie and the data on some writes.
+   */
+  enum Route {
+    /**
+     * Through the fenced connection in plain SQL: {@code UPDATE torture_counter}, {@code INSERT
+     * INTO torture_write}; {@code FencedDataSource} sees the write and checks it first.
+     */
+    DIRECT,
+    /**
+     * Through the fenced connection, hidden from its SQL classifier: {@code SELECT * FROM
+     * generate_series(...)} calls the harness's overloads of a built-in's name ({@link
+     * TortureTables#create}) which write the same rows; only the commit's check (with {@code
+     * COMMIT}, behind {@code pg_current_xact_id_if_assigned()}) sees the write.
+     */
+    HIDDEN,
+    /**
+     * Through a plain connection of the worker (no {@code FencedDataSource}), into the protected
+     * table {@code torture_protected}: {@code SELECT fencing.carry(resource, token)}, then the
+     * writes; only the protected table's trigger checks the token (fenced runs; unfenced, the table
+     * is not protected and nothing is carried). A refusal is recorded by the worker with {@code
+     * fencing.record_rejection}, as any client of the one-call recipe would.
+     */
+    PROTECTED
   }
 
   private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
@@ -75,6 +107,8 @@ public final class Worker {
   private final BlockingQueue<String> commands = new LinkedBlockingQueue<>();
   private volatile boolean stopping;
   private @Nullable HoldPoint hold;
+  private @Nullable Route holdRoute;
+  private final ProtectedRoute protectedRoute;
   private @Nullable Connection connection;
   private long seq;
 
@@ -97,6 +131,7 @@ public final class Worker {
     ds.setConnectTimeout(5);
     ds.setSocketTimeout(60);
     this.writes = fenced ? FencedDataSource.wrap(ds) : ds;
+    this.protectedRoute = new ProtectedRoute(ds, fenced, id, log);
     this.leases = LeaseClient.builder(ds).holder(applicationName(id)).keepAlive(true).build();
     this.out = System.out;
   }
@@ -184,13 +219,16 @@ public final class Worker {
     }
     leases.close();
     closeConnection();
+    protectedRoute.close();
     log.close();
   }
 
   private void takeCommands() {
     for (String command = commands.poll(); command != null; command = commands.poll()) {
       if (command.startsWith("HOLD ")) {
-        hold = HoldPoint.valueOf(command.substring(5));
+        String[] words = command.split(" ");
+        hold = HoldPoint.valueOf(words[1]);
+        holdRoute = words.length > 2 ? Route.valueOf(words[2]) : null;
       }
     }
   }
@@ -204,8 +242,17 @@ public final class Worker {
     String resource = lease.resource();
     long token = lease.token().value();
     HoldPoint heldAt = hold == HoldPoint.REPEAT && !repeat ? null : hold;
+    // every write draws its route, so a held one does not shift the seeded choices after it
+    Route route = Route.values()[random.nextInt(Route.values().length)];
     if (heldAt != null) {
       hold = null;
+      if (holdRoute != null) {
+        route = holdRoute;
+      }
+      holdRoute = null;
+    }
+    if (route == Route.PROTECTED) {
+      return writeProtected(resource, token, mySeq, heldAt);
     }
     if (heldAt == HoldPoint.BEFORE || heldAt == HoldPoint.REPEAT) {
       awaitGo(resource, token, mySeq);
@@ -215,30 +262,13 @@ public final class Worker {
     try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
       Connection c = connection();
       try {
-        long n;
-        try (PreparedStatement ps =
-            c.prepareStatement(
-                "UPDATE torture_counter SET n = n + 1 WHERE resource = ? RETURNING n")) {
-          ps.setString(1, resource);
-          try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            n = rs.getLong(1);
-          }
-        }
+        long n = WriteStatements.count(c, route, resource);
         if (heldAt == HoldPoint.MID) {
           awaitGo(resource, token, mySeq);
         }
-        try (PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO torture_write (resource, n, token, worker, seq, max_seen)"
-                    + " SELECT ?, ?, ?, ?, ?, s.max_seen FROM fencing.status(?) s")) {
-          ps.setString(1, resource);
-          ps.setLong(2, n);
-          ps.setLong(3, token);
-          ps.setInt(4, id);
-          ps.setLong(5, mySeq);
-          ps.setString(6, resource);
-          ps.executeUpdate();
+        WriteStatements.record(c, route, "torture_write", resource, n, token, id, mySeq);
+        if (heldAt == HoldPoint.COMMIT) {
+          awaitGo(resource, token, mySeq);
         }
         c.commit();
         log.acknowledged(resource, token, mySeq, n);
@@ -269,6 +299,25 @@ public final class Worker {
       out.flush();
     }
     return keep;
+  }
+
+  /**
+   * One write through the plain connection into the protected table ({@link Route#PROTECTED});
+   * false if the lease should be given up.
+   */
+  private boolean writeProtected(String resource, long token, long mySeq, @Nullable HoldPoint at)
+      throws IOException {
+    if (at == HoldPoint.BEFORE || at == HoldPoint.REPEAT) {
+      awaitGo(resource, token, mySeq);
+    }
+    String result =
+        protectedRoute.write(
+            resource, token, mySeq, at, () -> awaitGo(resource, token, mySeq), this::pause);
+    if (at != null) {
+      out.println("RESULT " + mySeq + " " + result);
+      out.flush();
+    }
+    return result.equals("ACK");
   }
 
   private void awaitGo(String resource, long token, long mySeq) {

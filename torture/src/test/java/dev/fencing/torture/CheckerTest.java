@@ -70,6 +70,18 @@ class CheckerTest {
   }
 
   @Test
+  void aTokenAcceptedBetweenTheLastStatementAndTheCommitIsFound() {
+    // the zombie stopped after its INSERT, before its COMMIT: token 2 was accepted meanwhile (the
+    // acquisition did not wait for the open transaction); the max_seen of its last statement was
+    // still 1, the one read inside its COMMIT is 2, and no later write shows the order
+    Builder h = new Builder();
+    h.acquired(0, A, 1).acquired(1, A, 2);
+    h.writes.add(new Write(A, 1, 1, 0, 1, 1, 2));
+    assertThat(rules(h)).containsExactly(Rule.STALE_WRITE);
+    assertThat(Checker.check(h.build()).get(0).detail()).contains("at its commit");
+  }
+
+  @Test
   void aTokenReturnedTwiceIsFound() {
     Builder h = correct().acquired(2, B, 3);
     h.issuances.add(new Issuance(B, 3, "w2"));

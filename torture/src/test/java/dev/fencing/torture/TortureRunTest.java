@@ -56,17 +56,23 @@ class TortureRunTest {
             "zombie w0 REFUSED",
             "repeat zombie w1 REFUSED",
             "mid zombie w1 ACK",
-            "terminate w2 ERROR");
+            "commit zombie w1 ACK",
+            "terminate w2 ERROR",
+            "hidden zombie w0 REFUSED",
+            "protected zombie w1 REFUSED");
     assertThat(result.faults())
         .containsEntry(Fault.ZOMBIE, 2)
         .containsEntry(Fault.ZOMBIE_REPEAT, 1)
         .containsEntry(Fault.ZOMBIE_MID, 1)
+        .containsEntry(Fault.ZOMBIE_COMMIT, 1)
+        .containsEntry(Fault.ZOMBIE_HIDDEN, 1)
+        .containsEntry(Fault.ZOMBIE_PROTECTED, 1)
         .containsEntry(Fault.CUT_RECORDING, 1)
         .containsEntry(Fault.TERMINATE, 1)
         .containsEntry(Fault.CRASH, 1);
     assertThat(result.refusals().values().stream().mapToInt(Integer::intValue).sum())
-        .isGreaterThanOrEqualTo(2);
-    assertThat(result.rejectionsRecorded()).isGreaterThanOrEqualTo(2);
+        .isGreaterThanOrEqualTo(4);
+    assertThat(result.rejectionsRecorded()).isGreaterThanOrEqualTo(4);
     assertThat(result.writes()).isGreaterThanOrEqualTo(6);
   }
 
@@ -88,10 +94,13 @@ class TortureRunTest {
             "zombie w0 ACK",
             "repeat zombie w1 ACK",
             "mid zombie w1 ACK",
-            "terminate w2 ERROR");
+            "commit zombie w1 ACK",
+            "terminate w2 ERROR",
+            "hidden zombie w0 ACK",
+            "protected zombie w1 ACK");
     assertThat(result.violationsByRule().get(Rule.STALE_WRITE))
         .as(Report.summary(result))
-        .isGreaterThanOrEqualTo(4);
+        .isGreaterThanOrEqualTo(6);
     assertThat(result.violationsByRule().get(Rule.TOKEN_DECREASED)).isGreaterThanOrEqualTo(2);
     assertThat(result.refusals()).isEmpty();
   }

@@ -131,6 +131,12 @@ final class Rounds {
     }
   }
 
+  /**
+   * How long past a slice's end its clients keep trying when none of its transactions has succeeded
+   * yet (at least ten times the measured time): then the run stops, naming the contender.
+   */
+  static final Duration GIVE_UP_AFTER = Duration.ofSeconds(10);
+
   private final Plan plan;
   private final ExecutorService pool;
 
@@ -246,6 +252,7 @@ final class Rounds {
     AtomicLong counted = new AtomicLong();
     AtomicLong lastDone = new AtomicLong();
     List<Future<Long>> clients = new ArrayList<>();
+    long giveUp = Math.max(GIVE_UP_AFTER.toNanos(), measure.toNanos() * 10);
     for (int i = 0; i < plan.clients(); i++) {
       clients.add(
           pool.submit(
@@ -261,6 +268,16 @@ final class Rounds {
                   // a slice counts at least one transaction, however late the threads woke up
                   if (began >= end && counted.get() > 0) {
                     break;
+                  }
+                  // but not for ever: a contender whose every transaction is retried (or fails
+                  // retryably) would spin here, the run never ending and never reporting it
+                  if (began - end > giveUp && counted.get() == 0) {
+                    throw new IllegalStateException(
+                        "no transaction succeeded in the slice and "
+                            + Duration.ofNanos(giveUp).toMillis()
+                            + " ms past its end ("
+                            + retryable
+                            + " retryable failures on this client)");
                   }
                   try {
                     c.client().transaction(random);
