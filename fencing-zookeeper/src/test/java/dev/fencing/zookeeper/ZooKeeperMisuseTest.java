@@ -1,0 +1,181 @@
+package dev.fencing.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.jdbc.FencingToken;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.TestingServer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ZooKeeperFencedLock} used as users do, rightly and wrongly: what it says is what ZooKeeper
+ * holds (no defect found here; these pin the behaviour the README describes).
+ */
+class ZooKeeperMisuseTest {
+  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  private static final Duration SHORT = Duration.ofMillis(300);
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  private static TestingServer zooKeeper;
+  private final List<CuratorFramework> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    zooKeeper = new TestingServer(true);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    zooKeeper.close();
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(CuratorFramework::close);
+  }
+
+  private CuratorFramework client(@Nullable String namespace) throws InterruptedException {
+    CuratorFramework client =
+        CuratorFrameworkFactory.builder()
+            .connectString(zooKeeper.getConnectString())
+            .namespace(namespace)
+            .sessionTimeoutMs(20_000)
+            .connectionTimeoutMs(10_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 10))
+            .build();
+    clients.add(client);
+    client.start();
+    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    return client;
+  }
+
+  private static String resource() {
+    return "zk-misuse-" + NAMES.incrementAndGet();
+  }
+
+  @Test
+  void notHeldMeansNoTokenWhateverTheReason() throws Exception {
+    CuratorFramework client = client(null);
+    ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource()).build();
+    assertThat(lock.isHeld()).isFalse();
+    assertThat(lock.token()).isEmpty();
+    lock.release(); // idempotent, nothing held
+    FencingToken token = lock.acquire(PATIENCE);
+    assertThat(lock.token()).contains(token);
+    lock.release();
+    assertThat(lock.isHeld()).isFalse();
+    assertThat(lock.token()).isEmpty();
+    assertThat(lock.toString()).contains("not held");
+    lock.close();
+    assertThat(lock.token()).isEmpty();
+  }
+
+  /**
+   * Disconnected (Curator's SUSPENDED): cannot know, so not held; same session back, same token.
+   */
+  @Test
+  void whileDisconnectedTheLockSaysNotHeldAndGetsItsTokenBackInTheSameSession() throws Exception {
+    CuratorFramework client = client(null);
+    try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource()).build()) {
+      FencingToken token = lock.acquire(PATIENCE);
+      zooKeeper.stop();
+      try {
+        await().atMost(PATIENCE).until(() -> !lock.isHeld());
+        assertThat(lock.token()).isEmpty();
+        assertThatThrownBy(() -> lock.tryAcquire(Duration.ZERO))
+            .as("the client cannot know: the holding still counts")
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("already held");
+      } finally {
+        zooKeeper.restart();
+      }
+      await().atMost(PATIENCE).until(lock::isHeld);
+      assertThat(lock.token()).contains(token);
+    }
+  }
+
+  /** Curator's reentrancy is per mutex object: a second lock object is a second contender. */
+  @Test
+  void twoLockObjectsOnOnePathAreTwoContendersEvenOnOneThread() throws Exception {
+    CuratorFramework client = client(null);
+    String resource = resource();
+    try (ZooKeeperFencedLock first = ZooKeeperFencedLock.builder(client, resource).build();
+        ZooKeeperFencedLock second = ZooKeeperFencedLock.builder(client, resource).build()) {
+      FencingToken token = first.acquire(PATIENCE);
+      assertThat(second.tryAcquire(SHORT)).isEmpty();
+      assertThat(client.getChildren().forPath(first.lockPath())).hasSize(1);
+      assertThatThrownBy(() -> first.tryAcquire(SHORT))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("already held with token " + token);
+      first.release();
+      assertThat(second.tryAcquire(SHORT))
+          .hasValueSatisfying(t -> assertThat(t).isNotEqualTo(token));
+    }
+  }
+
+  @Test
+  void aNamespacedClientLocksAndNoticesItsNodeDeleted() throws Exception {
+    CuratorFramework client = client("app");
+    CuratorFramework other = client("app");
+    String resource = resource();
+    try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource).build();
+        ZooKeeperFencedLock next = ZooKeeperFencedLock.builder(other, resource).build()) {
+      FencingToken token = lock.tryAcquire(Duration.ofSeconds(Long.MAX_VALUE)).orElseThrow();
+      assertThat(client(null).checkExists().forPath("/app" + lock.lockPath())).isNotNull();
+      List<String> nodes = other.getChildren().forPath(lock.lockPath());
+      assertThat(nodes).hasSize(1);
+      other.delete().forPath(lock.lockPath() + "/" + nodes.get(0));
+      await().atMost(PATIENCE).until(() -> !lock.isHeld());
+      assertThat(next.acquire(PATIENCE).value()).isGreaterThan(token.value());
+    }
+  }
+
+  @Test
+  void anInterruptedWaitLeavesNoNodeBehind() throws Exception {
+    CuratorFramework holderClient = client(null);
+    CuratorFramework waiterClient = client(null);
+    String resource = resource();
+    try (ZooKeeperFencedLock holder = ZooKeeperFencedLock.builder(holderClient, resource).build();
+        ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build();
+        ZooKeeperFencedLock third = ZooKeeperFencedLock.builder(holderClient, resource).build()) {
+      holder.acquire(PATIENCE);
+      Thread[] waiting = new Thread[1];
+      CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+      waiting[0] =
+          new Thread(
+              () -> {
+                try {
+                  outcome.complete(new AssertionError("acquired " + waiter.tryAcquire(PATIENCE)));
+                } catch (Throwable e) {
+                  outcome.complete(e);
+                }
+              });
+      waiting[0].start();
+      await()
+          .atMost(PATIENCE)
+          .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
+      waiting[0].interrupt();
+      assertThat(outcome.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .isInstanceOf(InterruptedException.class);
+      await()
+          .atMost(PATIENCE)
+          .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 1);
+      holder.release();
+      assertThat(third.tryAcquire(PATIENCE)).isPresent();
+    }
+  }
+}
