@@ -67,9 +67,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session, or gave the
  * session up and is connecting anew), or whose lock node another client deleted (a watch on the
- * node tells), is not held: the next {@link #tryAcquire} on the acquiring thread forgets it and
- * acquires anew; while disconnected from the holding's own session the client cannot know, and the
- * lock still counts as held.
+ * node tells; a node created again under its name has another czxid and is not it), is not held:
+ * the next {@link #tryAcquire} on the acquiring thread forgets it and acquires anew; while
+ * disconnected from the holding's own session the client cannot know, and the lock still counts as
+ * held.
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
@@ -320,6 +321,28 @@ public final class ZooKeeperFencedLock implements FencedLock {
     return "/fencing/locks/" + resource.replace("/", "%2F");
   }
 
+  /**
+   * Refuses paths that are valid but no lock's own node: the root (Curator's mutex counts every
+   * child of its path as a contender, and the root holds {@code /zookeeper} and every other node)
+   * and ZooKeeper's reserved {@code /zookeeper} subtree (refused under a namespace or chroot too,
+   * where it would not be ZooKeeper's: the builder cannot tell a chroot).
+   */
+  private static void requireOwnNode(String path) {
+    if (path.equals("/")) {
+      throw new IllegalArgumentException(
+          "ZooKeeper lock path '/' is the root: Curator's mutex counts every child of its path as"
+              + " a contender, and the root holds /zookeeper and every other node; give the lock a"
+              + " node of its own");
+    }
+    if (path.equals("/zookeeper") || path.startsWith("/zookeeper/")) {
+      throw new IllegalArgumentException(
+          "ZooKeeper lock path '"
+              + path
+              + "' lies in ZooKeeper's reserved /zookeeper subtree (quotas, the ensemble's"
+              + " configuration); give the lock a node of its own");
+    }
+  }
+
   /** Configuration of a {@link ZooKeeperFencedLock}; validated by {@link #build()}. */
   public static final class Builder {
     private final CuratorFramework client;
@@ -345,7 +368,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
     /**
      * Builds the lock (nothing is sent to ZooKeeper yet).
      *
-     * @throws IllegalArgumentException if the resource name or the lock path is malformed
+     * @throws IllegalArgumentException if the resource name or the lock path is malformed, or the
+     *     path is the root or in ZooKeeper's reserved {@code /zookeeper} subtree
      * @throws IllegalStateException if the Curator client is not started
      */
     public ZooKeeperFencedLock build() {
@@ -362,6 +386,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
                 + (lockPath == null ? " (set one with lockPath(...))" : ""),
             e);
       }
+      requireOwnNode(path);
       if (client.getState() != CuratorFrameworkState.STARTED) {
         throw new IllegalStateException(
             "the Curator client must be started, is " + client.getState());
