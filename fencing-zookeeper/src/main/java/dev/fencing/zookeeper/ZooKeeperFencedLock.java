@@ -130,6 +130,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
     try {
       acquired = mutex.acquire(saturatedNanos(wait), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
+      Thread.interrupted(); // Curator sets the status again; the exception reports it
       throw e;
     } catch (Exception e) {
       throw new FencedLockException(
@@ -150,6 +151,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
       }
       return Optional.of(h.token());
     } catch (InterruptedException | RuntimeException e) {
+      if (e instanceof InterruptedException) {
+        Thread.interrupted(); // as above, and so that the release is not interrupted too
+      }
       releaseQuietly(e);
       throw e;
     }
@@ -311,38 +315,6 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
-  /**
-   * {@code /fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
-   * ({@code %} is not a resource character, so distinct resources get distinct paths): the lock of
-   * {@code a/b} is a sibling of the lock of {@code a}, never a child of it, where Curator's mutex
-   * would sort it among {@code a}'s lock nodes (a child {@code 0} before all of them).
-   */
-  static String defaultLockPath(String resource) {
-    return "/fencing/locks/" + resource.replace("/", "%2F");
-  }
-
-  /**
-   * Refuses paths that are valid but no lock's own node: the root (Curator's mutex counts every
-   * child of its path as a contender, and the root holds {@code /zookeeper} and every other node)
-   * and ZooKeeper's reserved {@code /zookeeper} subtree (refused under a namespace or chroot too,
-   * where it would not be ZooKeeper's: the builder cannot tell a chroot).
-   */
-  private static void requireOwnNode(String path) {
-    if (path.equals("/")) {
-      throw new IllegalArgumentException(
-          "ZooKeeper lock path '/' is the root: Curator's mutex counts every child of its path as"
-              + " a contender, and the root holds /zookeeper and every other node; give the lock a"
-              + " node of its own");
-    }
-    if (path.equals("/zookeeper") || path.startsWith("/zookeeper/")) {
-      throw new IllegalArgumentException(
-          "ZooKeeper lock path '"
-              + path
-              + "' lies in ZooKeeper's reserved /zookeeper subtree (quotas, the ensemble's"
-              + " configuration); give the lock a node of its own");
-    }
-  }
-
   /** Configuration of a {@link ZooKeeperFencedLock}; validated by {@link #build()}. */
   public static final class Builder {
     private final CuratorFramework client;
@@ -374,7 +346,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
      */
     public ZooKeeperFencedLock build() {
       FencingToken.requireValidResource(resource);
-      String path = lockPath != null ? lockPath : defaultLockPath(resource);
+      String path = lockPath != null ? lockPath : LockPaths.defaultLockPath(resource);
       try {
         PathUtils.validatePath(path);
       } catch (IllegalArgumentException e) {
@@ -386,7 +358,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
                 + (lockPath == null ? " (set one with lockPath(...))" : ""),
             e);
       }
-      requireOwnNode(path);
+      LockPaths.requireOwnNode(path);
       if (client.getState() != CuratorFrameworkState.STARTED) {
         throw new IllegalStateException(
             "the Curator client must be started, is " + client.getState());

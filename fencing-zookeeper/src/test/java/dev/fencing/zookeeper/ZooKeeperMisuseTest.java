@@ -178,4 +178,52 @@ class ZooKeeperMisuseTest {
       assertThat(third.tryAcquire(PATIENCE)).isPresent();
     }
   }
+
+  /**
+   * An interrupted wait throws InterruptedException and, as such a method should, clears the
+   * thread's interrupt status: Curator sets it again, so a caller that handled the interrupt and
+   * went on had its next ZooKeeper call interrupted at once (a retried tryAcquire threw
+   * InterruptedException without waiting, and the release of a read-back cut short by the interrupt
+   * could only be done in the background).
+   */
+  @Test
+  void anInterruptedWaitClearsTheInterruptStatusItReports() throws Exception {
+    CuratorFramework holderClient = client(null);
+    CuratorFramework waiterClient = client(null);
+    String resource = resource();
+    try (ZooKeeperFencedLock holder = ZooKeeperFencedLock.builder(holderClient, resource).build();
+        ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build()) {
+      holder.acquire(PATIENCE);
+      CompletableFuture<String> outcome = new CompletableFuture<>();
+      Thread waiting =
+          new Thread(
+              () -> {
+                try {
+                  waiter.tryAcquire(PATIENCE);
+                  outcome.complete("acquired");
+                } catch (InterruptedException e) {
+                  boolean stillInterrupted = Thread.currentThread().isInterrupted();
+                  try {
+                    outcome.complete(
+                        "interrupted, status "
+                            + stillInterrupted
+                            + ", retry "
+                            + waiter.tryAcquire(SHORT));
+                  } catch (Throwable again) {
+                    outcome.complete(
+                        "interrupted, status " + stillInterrupted + ", retry " + again);
+                  }
+                } catch (Throwable e) {
+                  outcome.complete(e.toString());
+                }
+              });
+      waiting.start();
+      await()
+          .atMost(PATIENCE)
+          .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
+      waiting.interrupt();
+      assertThat(outcome.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+          .isEqualTo("interrupted, status false, retry Optional.empty");
+    }
+  }
 }
