@@ -186,7 +186,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
   }
 
   /**
-   * Deletes the lock node.
+   * Deletes the lock node. On a thread whose own acquisition was lost while another thread of this
+   * object acquired since, only this thread's lost acquisition is forgotten: the other's stays.
    *
    * @throws IllegalStateException if called on another thread than the one that acquired
    */
@@ -201,6 +202,12 @@ public final class ZooKeeperFencedLock implements FencedLock {
           "lock on "
               + resource
               + " must be released on the thread that acquired it (Curator's mutex is per thread)");
+    }
+    if (!h.node().equals(mutex.node())) {
+      // this thread's acquisition was lost (its node deleted) and another thread of this object
+      // holds now: clear this thread's record only, never the other's holding
+      clearRecord();
+      return;
     }
     holding = null;
     try {
@@ -256,8 +263,13 @@ public final class ZooKeeperFencedLock implements FencedLock {
               + " that acquired it (Curator's mutex is per thread)");
     }
     holding = null;
+    clearRecord();
+  }
+
+  /** Curator's record of this thread's lost acquisition, cleared (its node is gone already). */
+  private void clearRecord() {
     try {
-      mutex.release(); // the node is gone: this only clears Curator's record
+      mutex.release();
     } catch (Exception e) {
       // the node was deleted (or its session ended) whatever this delete did
     }

@@ -9,6 +9,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
@@ -144,6 +147,30 @@ class ZooKeeperMisuseTest {
     }
   }
 
+  /** A chroot in the connect string: the same lock as a namespace of that name. */
+  @Test
+  void aChrootedClientAndANamespacedClientShareTheLock() throws Exception {
+    client(null).create().forPath("/chrooted");
+    CuratorFramework chrooted =
+        CuratorFrameworkFactory.newClient(
+            zooKeeper.getConnectString() + "/chrooted", new ExponentialBackoffRetry(100, 10));
+    clients.add(chrooted);
+    chrooted.start();
+    assertThat(chrooted.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    String resource = resource();
+    try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(chrooted, resource).build();
+        ZooKeeperFencedLock next =
+            ZooKeeperFencedLock.builder(client("chrooted"), resource).build()) {
+      FencingToken token = lock.acquire(PATIENCE);
+      assertThat(next.tryAcquire(SHORT)).isEmpty();
+      List<String> nodes = chrooted.getChildren().forPath(lock.lockPath());
+      assertThat(nodes).hasSize(1);
+      chrooted.delete().forPath(lock.lockPath() + "/" + nodes.get(0));
+      await().atMost(PATIENCE).until(() -> !lock.isHeld());
+      assertThat(next.acquire(PATIENCE).value()).isGreaterThan(token.value());
+    }
+  }
+
   @Test
   void anInterruptedWaitLeavesNoNodeBehind() throws Exception {
     CuratorFramework holderClient = client(null);
@@ -225,5 +252,71 @@ class ZooKeeperMisuseTest {
       assertThat(outcome.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .isEqualTo("interrupted, status false, retry Optional.empty");
     }
+  }
+
+  /**
+   * Two threads wait on one lock object; the first to hold loses its node (deleted by hand), and
+   * the second then holds. The first thread's release() found Curator's record of its own lost
+   * acquisition, forgot the second thread's holding and left its node in place: the lock was held
+   * in ZooKeeper for the whole session by a holding nobody could see or release.
+   */
+  @Test
+  void aReleaseOnAThreadWhoseHoldingWasLostLeavesTheOtherThreadsHolding() throws Exception {
+    CuratorFramework client = client(null);
+    CuratorFramework other = client(null);
+    String resource = resource();
+    try (ZooKeeperFencedLock first = ZooKeeperFencedLock.builder(other, resource).build();
+        ZooKeeperFencedLock shared = ZooKeeperFencedLock.builder(client, resource).build()) {
+      first.acquire(PATIENCE);
+      ExecutorService x = Executors.newSingleThreadExecutor();
+      ExecutorService y = Executors.newSingleThreadExecutor();
+      try {
+        CompletableFuture<FencingToken> onX = acquireOn(x, shared);
+        await()
+            .atMost(PATIENCE)
+            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 2);
+        CompletableFuture<FencingToken> onY = acquireOn(y, shared);
+        await()
+            .atMost(PATIENCE)
+            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 3);
+        first.release();
+        FencingToken tokenX = onX.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        other.delete().forPath(nodeOf(other, first.lockPath(), tokenX));
+        FencingToken tokenY = onY.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(shared.token()).contains(tokenY);
+
+        CompletableFuture.runAsync(shared::release, x).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(shared.token()).as("Y still holds").contains(tokenY);
+        CompletableFuture.runAsync(shared::release, y).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(other.getChildren().forPath(first.lockPath())).isEmpty();
+        assertThat(first.tryAcquire(SHORT)).isPresent();
+      } finally {
+        x.shutdownNow();
+        y.shutdownNow();
+      }
+    }
+  }
+
+  private static CompletableFuture<FencingToken> acquireOn(
+      Executor executor, ZooKeeperFencedLock lock) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return lock.acquire(PATIENCE);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        executor);
+  }
+
+  private static String nodeOf(CuratorFramework client, String path, FencingToken token)
+      throws Exception {
+    for (String child : client.getChildren().forPath(path)) {
+      if (client.checkExists().forPath(path + "/" + child).getCzxid() == token.value()) {
+        return path + "/" + child;
+      }
+    }
+    throw new AssertionError("no node of " + token);
   }
 }
