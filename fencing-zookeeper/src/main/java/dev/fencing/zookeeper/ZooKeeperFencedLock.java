@@ -126,6 +126,12 @@ public final class ZooKeeperFencedLock implements FencedLock {
     if (current != null) {
       forgetLost(current);
     }
+    if (mutex.isOwnedByCurrentThread()) {
+      // nothing held, yet Curator has a record for this thread: of an acquisition lost while
+      // another
+      // thread of this object acquired (its node is gone); re-entered, it would hand the node back
+      clearRecord();
+    }
     boolean acquired;
     try {
       acquired = mutex.acquire(saturatedNanos(wait), TimeUnit.NANOSECONDS);

@@ -297,6 +297,50 @@ class ZooKeeperMisuseTest {
     }
   }
 
+  /**
+   * As above, but the first thread asks again instead of releasing: "already held" while the second
+   * holds, and once the second released, the first thread's acquisitions all failed: Curator's
+   * record of its lost acquisition made each one re-entrant, handing back the deleted node ("gone
+   * right after acquisition"), and each failure's release only counted the reentrancy down.
+   */
+  @Test
+  void aThreadWhoseHoldingWasLostAcquiresAgainOnceTheOtherThreadReleased() throws Exception {
+    CuratorFramework client = client(null);
+    CuratorFramework other = client(null);
+    String resource = resource();
+    try (ZooKeeperFencedLock first = ZooKeeperFencedLock.builder(other, resource).build();
+        ZooKeeperFencedLock shared = ZooKeeperFencedLock.builder(client, resource).build()) {
+      first.acquire(PATIENCE);
+      ExecutorService x = Executors.newSingleThreadExecutor();
+      ExecutorService y = Executors.newSingleThreadExecutor();
+      try {
+        CompletableFuture<FencingToken> onX = acquireOn(x, shared);
+        await()
+            .atMost(PATIENCE)
+            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 2);
+        CompletableFuture<FencingToken> onY = acquireOn(y, shared);
+        await()
+            .atMost(PATIENCE)
+            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 3);
+        first.release();
+        FencingToken tokenX = onX.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        other.delete().forPath(nodeOf(other, first.lockPath(), tokenX));
+        FencingToken tokenY = onY.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+
+        assertThatThrownBy(() -> acquireOn(x, shared).get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+            .hasMessageContaining("already held with token " + tokenY);
+        CompletableFuture.runAsync(shared::release, y).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        FencingToken again = acquireOn(x, shared).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(again.value()).isGreaterThan(tokenY.value());
+        CompletableFuture.runAsync(shared::release, x).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(other.getChildren().forPath(first.lockPath())).isEmpty();
+      } finally {
+        x.shutdownNow();
+        y.shutdownNow();
+      }
+    }
+  }
+
   private static CompletableFuture<FencingToken> acquireOn(
       Executor executor, ZooKeeperFencedLock lock) {
     return CompletableFuture.supplyAsync(
