@@ -240,7 +240,11 @@ public final class ZooKeeperFencedLock implements FencedLock {
         + resource
         + " at "
         + lockPath
-        + (h == null ? ", not held" : ", token " + h.token().value())
+        + (h == null
+            ? ", not held"
+            : holds(h)
+                ? ", token " + h.token().value()
+                : ", not held (was token " + h.token().value() + ")")
         + "]";
   }
 

@@ -117,4 +117,20 @@ class ZooKeeperNodeTamperTest {
       assertThat(again.value()).isGreaterThan(tokenC.value());
     }
   }
+
+  /** toString() (what logs show) said "token N" for a holding lost with its node. */
+  @Test
+  void aLostHoldingIsNotShownAsHeld() throws Exception {
+    CuratorFramework client = client();
+    CuratorFramework other = client();
+    try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, "tamper-shown").build()) {
+      FencingToken token = lock.acquire(PATIENCE);
+      assertThat(lock.toString()).endsWith(", token " + token.value() + "]");
+      other
+          .delete()
+          .forPath(lock.lockPath() + "/" + other.getChildren().forPath(lock.lockPath()).get(0));
+      await().atMost(PATIENCE).until(() -> !lock.isHeld());
+      assertThat(lock.toString()).endsWith(", not held (was token " + token.value() + ")]");
+    }
+  }
 }
