@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ZooKeeperFencedLock} used as users do, rightly and wrongly: what it says is what ZooKeeper
- * holds (no defect found here; these pin the behaviour the README describes).
+ * holds. Most cases pin behaviour found sound; those whose javadoc tells what went wrong were red
+ * before their fix (docs/ARCHITECTURE.md, "Attacked as a zombie and misused").
  */
 class ZooKeeperMisuseTest {
   private static final Duration PATIENCE = Duration.ofSeconds(30);
