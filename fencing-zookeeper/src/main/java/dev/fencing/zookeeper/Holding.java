@@ -30,8 +30,8 @@ record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dr
       long session = client.getZookeeperClient().getZooKeeper().getSessionId();
       afterSessionRead.run();
       AtomicBoolean dropped = new AtomicBoolean();
-      Stat stat =
-          client.checkExists().usingWatcher(new DeletionWatch(client, node, dropped)).forPath(node);
+      DeletionWatch watch = new DeletionWatch(client, node, dropped);
+      Stat stat = client.checkExists().usingWatcher(watch).forPath(node);
       long after = client.getZookeeperClient().getZooKeeper().getSessionId();
       if (stat == null) {
         throw new FencedLockException(
@@ -59,6 +59,7 @@ record Holding(FencingToken token, long sessionId, String node, AtomicBoolean dr
                 + node
                 + " was read back: the node belongs to a session the client has left; not held");
       }
+      watch.heldNode(stat.getCzxid());
       return new Holding(FencingToken.of(resource, stat.getCzxid()), session, node, dropped);
     } catch (InterruptedException | FencedLockException e) {
       throw e;

@@ -67,9 +67,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A holding whose session ZooKeeper ended (the client reconnected in a new session, or gave the
  * session up and is connecting anew), or whose lock node another client deleted (a watch on the
- * node tells), is not held: the next {@link #tryAcquire} on the acquiring thread forgets it and
- * acquires anew; while disconnected from the holding's own session the client cannot know, and the
- * lock still counts as held.
+ * node tells; a node created again under its name has another czxid and is not it), is not held:
+ * the next {@link #tryAcquire} on the acquiring thread forgets it and acquires anew; while
+ * disconnected from the holding's own session the client cannot know, and the lock still counts as
+ * held.
  *
  * <p>Like Curator's mutex, the lock belongs to the thread that acquired it: release (or close) it
  * on that thread. One lock object holds at most one acquisition at a time; create one per
@@ -125,10 +126,17 @@ public final class ZooKeeperFencedLock implements FencedLock {
     if (current != null) {
       forgetLost(current);
     }
+    if (mutex.isOwnedByCurrentThread()) {
+      // nothing held, yet Curator has a record for this thread: of an acquisition lost while
+      // another
+      // thread of this object acquired (its node is gone); re-entered, it would hand the node back
+      clearRecord();
+    }
     boolean acquired;
     try {
       acquired = mutex.acquire(saturatedNanos(wait), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
+      Thread.interrupted(); // Curator sets the status again; the exception reports it
       throw e;
     } catch (Exception e) {
       throw new FencedLockException(
@@ -149,6 +157,9 @@ public final class ZooKeeperFencedLock implements FencedLock {
       }
       return Optional.of(h.token());
     } catch (InterruptedException | RuntimeException e) {
+      if (e instanceof InterruptedException) {
+        Thread.interrupted(); // as above, and so that the release is not interrupted too
+      }
       releaseQuietly(e);
       throw e;
     }
@@ -181,7 +192,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
   }
 
   /**
-   * Deletes the lock node.
+   * Deletes the lock node. On a thread whose own acquisition was lost while another thread of this
+   * object acquired since, only this thread's lost acquisition is forgotten: the other's stays.
    *
    * @throws IllegalStateException if called on another thread than the one that acquired
    */
@@ -196,6 +208,12 @@ public final class ZooKeeperFencedLock implements FencedLock {
           "lock on "
               + resource
               + " must be released on the thread that acquired it (Curator's mutex is per thread)");
+    }
+    if (!h.node().equals(mutex.node())) {
+      // this thread's acquisition was lost (its node deleted) and another thread of this object
+      // holds now: clear this thread's record only, never the other's holding
+      clearRecord();
+      return;
     }
     holding = null;
     try {
@@ -222,7 +240,11 @@ public final class ZooKeeperFencedLock implements FencedLock {
         + resource
         + " at "
         + lockPath
-        + (h == null ? ", not held" : ", token " + h.token().value())
+        + (h == null
+            ? ", not held"
+            : holds(h)
+                ? ", token " + h.token().value()
+                : ", not held (was token " + h.token().value() + ")")
         + "]";
   }
 
@@ -251,8 +273,13 @@ public final class ZooKeeperFencedLock implements FencedLock {
               + " that acquired it (Curator's mutex is per thread)");
     }
     holding = null;
+    clearRecord();
+  }
+
+  /** Curator's record of this thread's lost acquisition, cleared (its node is gone already). */
+  private void clearRecord() {
     try {
-      mutex.release(); // the node is gone: this only clears Curator's record
+      mutex.release();
     } catch (Exception e) {
       // the node was deleted (or its session ended) whatever this delete did
     }
@@ -310,16 +337,6 @@ public final class ZooKeeperFencedLock implements FencedLock {
     }
   }
 
-  /**
-   * {@code /fencing/locks/<resource>} with each {@code /} of the resource written {@code %2F}
-   * ({@code %} is not a resource character, so distinct resources get distinct paths): the lock of
-   * {@code a/b} is a sibling of the lock of {@code a}, never a child of it, where Curator's mutex
-   * would sort it among {@code a}'s lock nodes (a child {@code 0} before all of them).
-   */
-  static String defaultLockPath(String resource) {
-    return "/fencing/locks/" + resource.replace("/", "%2F");
-  }
-
   /** Configuration of a {@link ZooKeeperFencedLock}; validated by {@link #build()}. */
   public static final class Builder {
     private final CuratorFramework client;
@@ -345,12 +362,13 @@ public final class ZooKeeperFencedLock implements FencedLock {
     /**
      * Builds the lock (nothing is sent to ZooKeeper yet).
      *
-     * @throws IllegalArgumentException if the resource name or the lock path is malformed
+     * @throws IllegalArgumentException if the resource name or the lock path is malformed, or the
+     *     path is the root or in ZooKeeper's reserved {@code /zookeeper} subtree
      * @throws IllegalStateException if the Curator client is not started
      */
     public ZooKeeperFencedLock build() {
       FencingToken.requireValidResource(resource);
-      String path = lockPath != null ? lockPath : defaultLockPath(resource);
+      String path = lockPath != null ? lockPath : LockPaths.defaultLockPath(resource);
       try {
         PathUtils.validatePath(path);
       } catch (IllegalArgumentException e) {
@@ -362,6 +380,7 @@ public final class ZooKeeperFencedLock implements FencedLock {
                 + (lockPath == null ? " (set one with lockPath(...))" : ""),
             e);
       }
+      LockPaths.requireOwnNode(path);
       if (client.getState() != CuratorFrameworkState.STARTED) {
         throw new IllegalStateException(
             "the Curator client must be started, is " + client.getState());

@@ -28,7 +28,9 @@ class BadInputCatalogueTest {
           Path.of("migrations/src/test/java/dev/fencing/migrations/BadInputCliTest.java"),
           Path.of(
               "fencing-spring-boot-autoconfigure/src/test/java/dev/fencing/spring/boot/autoconfigure/"
-                  + "BadInputSpringTest.java"));
+                  + "BadInputSpringTest.java"),
+          Path.of(
+              "fencing-zookeeper/src/test/java/dev/fencing/zookeeper/BadInputZooKeeperTest.java"));
   private static final Pattern TABLE_ROW = Pattern.compile("(?m)^\\| (B\\d{2,3}) \\|");
   private static final Pattern README_COUNT =
       Pattern.compile("\\(docs/BAD-INPUT\\.md\\) lists (\\d+) malformed");
