@@ -43,6 +43,10 @@ class BadInputSpringTest {
         "B147 | fencing.datasource.wrap    | ture",
         "B147 | fencing.datasource.wrap    | ''",
         "B147 | fencing.shedlock.enabled   | maybe",
+        // blanks the binder does not trim (it trims as String.trim(), code points up to U+0020):
+        // it refuses the value, so the switch must not read it as false and leave fencing off
+        "B160 | fencing.enabled            | 'false\u3000'",
+        "B160 | fencing.datasource.wrap    | '\u2003false'",
       })
   void aSwitchThatIsNoBooleanFailsStartUpNamingThePropertyAndCreatesNothing(
       String id, String property, String value) throws SQLException {
@@ -70,6 +74,10 @@ class BadInputSpringTest {
         "fencing.datasource.wrap | 'true '",
         "fencing.enabled         | yes",
         "fencing.enabled         | 'True'",
+        // a control character the binder trims (String.trim()): true to the binder, so to the
+        // switch
+        "fencing.datasource.wrap | '\u0007true'",
+        "fencing.enabled         | '\u001btrue'",
       })
   void aSpellingOfTrueTheBinderAcceptsFencesTheDataSource(String property, String value)
       throws Exception {
