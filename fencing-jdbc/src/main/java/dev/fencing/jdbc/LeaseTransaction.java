@@ -85,22 +85,16 @@ final class LeaseTransaction {
       @Nullable InterruptWatch watch = interruptible ? InterruptWatch.start(ps) : null;
       try {
         ps.execute(); // BEGIN's result comes first; the statement's rows and COMMIT arrived with it
-      } catch (SQLException e) {
+      } catch (SQLException | RuntimeException e) {
         if (watch != null) {
           watch.close(); // no cancel after this: the rollback is not cancelled
         }
         rollback(c, e);
-        if (watch != null && watch.interrupted(e)) {
+        if (watch != null && e instanceof SQLException failure && watch.interrupted(failure)) {
           SQLException interrupted = interrupted("the lease statement was cancelled");
           interrupted.addSuppressed(e);
           throw interrupted;
         }
-        throw e;
-      } catch (RuntimeException e) {
-        if (watch != null) {
-          watch.close();
-        }
-        rollback(c, e);
         throw e;
       } finally {
         if (watch != null) {

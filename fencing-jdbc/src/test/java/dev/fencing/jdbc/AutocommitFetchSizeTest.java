@@ -174,4 +174,44 @@ class AutocommitFetchSizeTest {
     assertThat(written()).as("%s %s: written by a stale token", way, mode).isEqualTo(before);
     assertThat(rejections(plain, resource, "stale_token")).isEqualTo(1);
   }
+
+  /**
+   * A read that fails after its first fetch's rows (division by zero at row 5) in the wrapper's
+   * transaction: the statement's fetch size, set to 0 for the read, is the caller's again, and the
+   * same statement then reads as the unfenced driver does. Nothing of the failed read stays
+   * written.
+   */
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("cases")
+  void aFailedReadLeavesTheFetchSizeAsSet(Way way, PreferQueryMode mode) throws Exception {
+    if (way == Way.DEFAULT_ROW_FETCH_SIZE || way == Way.PREPARED_EXECUTE) {
+      return; // the same statements as STATEMENT and PREPARED
+    }
+    String resource = externalResource(plain, "fs-fail-" + RESOURCES.incrementAndGet(), CURRENT);
+    long before = written();
+    try (FencingScope scope = Fencing.bind(FencingToken.of(resource, CURRENT));
+        Connection c = FencedDataSource.wrap(driver(way, mode)).getConnection()) {
+      c.setAutoCommit(true);
+      String failing = "SELECT fs_write(g) / (5 - g) FROM generate_series(1, 10) g";
+      Statement s = way == Way.STATEMENT ? c.createStatement() : c.prepareStatement(failing);
+      s.setFetchSize(3);
+      Throwable failed =
+          catchThrowable(
+              () -> {
+                try (ResultSet rs =
+                    s instanceof PreparedStatement ps
+                        ? ps.executeQuery()
+                        : s.executeQuery(failing)) {
+                  while (rs.next()) {
+                    rs.getInt(1);
+                  }
+                }
+              });
+      assertThat(failed).as("%s %s", way, mode).isInstanceOf(SQLException.class);
+      assertThat(((SQLException) failed).getSQLState()).isEqualTo("22012");
+      assertThat(s.getFetchSize()).as("%s %s: the statement's fetch size", way, mode).isEqualTo(3);
+      assertThat(written()).as("%s %s: written by the failed read", way, mode).isEqualTo(before);
+      s.close();
+    }
+  }
 }

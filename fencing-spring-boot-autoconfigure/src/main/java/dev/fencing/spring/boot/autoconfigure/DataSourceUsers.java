@@ -4,6 +4,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.support.JdbcAccessor;
 import org.springframework.util.ClassUtils;
 
@@ -33,6 +34,16 @@ final class DataSourceUsers {
       return manager.getDataSource();
     }
     return ORM ? Orm.dataSourceOf(bean) : null;
+  }
+
+  /**
+   * The data source a Spring {@code DelegatingDataSource} ({@code TransactionAwareDataSourceProxy},
+   * {@code LazyConnectionDataSourceProxy}, ...) writes through; null for any other.
+   */
+  static @Nullable DataSource targetOf(DataSource dataSource) {
+    return dataSource instanceof DelegatingDataSource delegating
+        ? delegating.getTargetDataSource()
+        : null;
   }
 
   /** Loaded only when spring-orm is present. */

@@ -137,14 +137,23 @@ final class FencingDataSourcePostProcessor
    * bean: one built in place (a second database's pool, {@code
    * properties.initializeDataSourceBuilder().build()}), or a pool unwrapped from a fenced bean. No
    * post-processor wraps it, so the bean's writes would carry no token. A {@code DataSource} bean
-   * is judged as a bean ({@link #requireFenced}); the bean itself, or the data source's, in {@code
-   * fencing.datasource.exclude} is left alone.
+   * is judged as a bean ({@link #requireFenced}), also behind Spring's own proxies of it ({@code
+   * TransactionAwareDataSourceProxy}, {@code LazyConnectionDataSourceProxy}); the bean itself, or
+   * the data source's, in {@code fencing.datasource.exclude} is left alone.
    *
    * @throws IllegalStateException naming the bean
    */
   private void requireFencedUser(Object bean, String beanName) {
     DataSource used = DataSourceUsers.dataSourceOf(bean);
-    if (used == null || isFenced(used) || isBean(used, DataSource.class)) {
+    // through Spring's own proxies (TransactionAwareDataSourceProxy, LazyConnectionDataSourceProxy:
+    // built in place, over a bean), which write through their target: a bean there is judged (or
+    // excluded) as that bean
+    for (DataSource d = used; d != null; d = DataSourceUsers.targetOf(d)) {
+      if (isFenced(d) || isBean(d, DataSource.class)) {
+        return;
+      }
+    }
+    if (used == null) {
       return;
     }
     if (bean instanceof NamedParameterJdbcTemplate named

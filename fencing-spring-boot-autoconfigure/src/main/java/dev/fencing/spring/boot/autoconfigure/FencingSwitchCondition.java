@@ -32,7 +32,8 @@ final class FencingSwitchCondition extends SpringBootCondition {
 
   /**
    * Whether {@code property} is on: missing, or a spelling of true that Spring's binder accepts
-   * ({@code true}, {@code on}, {@code yes}, {@code 1}, any case, blanks around).
+   * ({@code true}, {@code on}, {@code yes}, {@code 1}, any case, around it what {@link
+   * String#trim()} removes, as the binder does).
    *
    * @throws IllegalArgumentException naming the property when its value is no boolean
    */
@@ -41,7 +42,10 @@ final class FencingSwitchCondition extends SpringBootCondition {
     if (value == null) {
       return true;
     }
-    return switch (value.strip().toLowerCase(Locale.ROOT)) {
+    // trim(), as the binder's StringToBooleanConverter: strip() also took blanks the binder keeps
+    // (U+3000, U+2003: "false\u3000" read as false left fencing off where the binder refuses it)
+    // and kept control characters it trims ("\u0007true" refused where the binder reads true)
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
       case "true", "on", "yes", "1" -> true;
       case "false", "off", "no", "0" -> false;
       default ->

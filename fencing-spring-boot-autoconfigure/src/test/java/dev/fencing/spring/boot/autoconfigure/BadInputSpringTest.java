@@ -9,13 +9,8 @@ import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.spring.boot.autoconfigure.app.JdbcTestApplication;
 import dev.fencing.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,6 +38,10 @@ class BadInputSpringTest {
         "B147 | fencing.datasource.wrap    | ture",
         "B147 | fencing.datasource.wrap    | ''",
         "B147 | fencing.shedlock.enabled   | maybe",
+        // blanks the binder does not trim (it trims as String.trim(), code points up to U+0020):
+        // it refuses the value, so the switch must not read it as false and leave fencing off
+        "B160 | fencing.enabled            | 'false\u3000'",
+        "B160 | fencing.datasource.wrap    | '\u2003false'",
       })
   void aSwitchThatIsNoBooleanFailsStartUpNamingThePropertyAndCreatesNothing(
       String id, String property, String value) throws SQLException {
@@ -50,13 +49,13 @@ class BadInputSpringTest {
       Throwable failure = catchThrowable(() -> start(db, property + "=" + value).close());
 
       assertThat(failure).as("%s %s=%s", id, property, value).isNotNull();
-      assertThat(messages(failure))
+      assertThat(StartUpPropertiesTest.messages(failure))
           .anySatisfy(
               m ->
                   assertThat(m)
                       .contains(property + " must be true or false")
                       .contains("was '" + value + "'"));
-      assertThat(schemas(db)).doesNotContain("fencing");
+      assertThat(StartUpPropertiesTest.schemas(db)).doesNotContain("fencing");
     }
   }
 
@@ -70,6 +69,10 @@ class BadInputSpringTest {
         "fencing.datasource.wrap | 'true '",
         "fencing.enabled         | yes",
         "fencing.enabled         | 'True'",
+        // a control character the binder trims (String.trim()): true to the binder, so to the
+        // switch
+        "fencing.datasource.wrap | '\u0007true'",
+        "fencing.enabled         | '\u001btrue'",
       })
   void aSpellingOfTrueTheBinderAcceptsFencesTheDataSource(String property, String value)
       throws Exception {
@@ -107,25 +110,5 @@ class BadInputSpringTest {
             Stream.concat(Arrays.stream(PerClassDatabase.properties(db)), Arrays.stream(properties))
                 .toArray(String[]::new))
         .run();
-  }
-
-  private static List<String> messages(Throwable failure) {
-    List<String> messages = new ArrayList<>();
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      messages.add(String.valueOf(t.getMessage()));
-    }
-    return messages;
-  }
-
-  private static List<String> schemas(TestDatabase db) throws SQLException {
-    List<String> names = new ArrayList<>();
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT nspname FROM pg_namespace")) {
-      while (rs.next()) {
-        names.add(rs.getString(1));
-      }
-    }
-    return names;
   }
 }

@@ -6,6 +6,9 @@ import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.testing.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
@@ -14,9 +17,13 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.LazyConnectionDataSourceProxy;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -142,6 +149,78 @@ class BareDataSourceUserTest {
     DataSourceTransactionManager reportsTransactions(DataSourceProperties properties) {
       manager = new DataSourceTransactionManager(bare(properties));
       return manager;
+    }
+  }
+
+  // A JdbcTemplate bean over one of Spring's own proxies (TransactionAwareDataSourceProxy,
+  // LazyConnectionDataSourceProxy: a DelegatingDataSource) built in place: judged as what it
+  // writes through. Over a DataSource bean listed in fencing.datasource.exclude it starts (it
+  // failed: the proxy is no bean); over a pool that is no bean it is still refused.
+
+  @ParameterizedTest
+  @ValueSource(strings = {"transaction-aware", "lazy"})
+  void aTemplateOverAProxyOfAnExcludedDataSourceBeanStarts(String proxy) throws Exception {
+    try (TestDatabase db = TestDatabase.create("proxied_user")) {
+      runner
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .withPropertyValues("fencing.datasource.exclude=reportsDataSource", "test.proxy=" + proxy)
+          .withUserConfiguration(ExcludedReports.class)
+          .run(context -> assertThat(context).hasNotFailed());
+    }
+  }
+
+  /** A proxy of a pool that is no bean is still refused: the proxy leads to no bean. */
+  @ParameterizedTest
+  @ValueSource(strings = {"transaction-aware", "lazy"})
+  void aTemplateOverAProxyOfAPoolThatIsNoBeanFailsStartUp(String proxy) throws Exception {
+    try (TestDatabase db = TestDatabase.create("proxied_bare")) {
+      runner
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .withPropertyValues("test.proxy=" + proxy)
+          .withUserConfiguration(BareReports.class)
+          .run(
+              context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("JdbcTemplate bean reportsJdbc")
+                    .hasMessageContaining("not fenced");
+              });
+    }
+  }
+
+  private static DataSource proxied(DataSource target, Environment environment) {
+    return "lazy".equals(environment.getProperty("test.proxy"))
+        ? new LazyConnectionDataSourceProxy(target)
+        : new TransactionAwareDataSourceProxy(target);
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class BareReports {
+    @Bean
+    JdbcTemplate reportsJdbc(DataSourceProperties properties, Environment environment) {
+      return new JdbcTemplate(
+          proxied(properties.initializeDataSourceBuilder().build(), environment));
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class ExcludedReports {
+    @Bean
+    @Primary
+    DataSource dataSource(DataSourceProperties properties) {
+      return properties.initializeDataSourceBuilder().build();
+    }
+
+    @Bean
+    DataSource reportsDataSource(DataSourceProperties properties) {
+      return properties.initializeDataSourceBuilder().build();
+    }
+
+    @Bean
+    JdbcTemplate reportsJdbc(
+        @Qualifier("reportsDataSource") DataSource reports, Environment environment) {
+      return new JdbcTemplate(proxied(reports, environment));
     }
   }
 }

@@ -305,7 +305,8 @@ class StartUpPropertiesTest {
         .orElseThrow(() -> new AssertionError("no start-up message in " + messages(failure)));
   }
 
-  private static List<String> messages(Throwable failure) {
+  /** Every message in the chain of {@code failure}, outermost first. */
+  static List<String> messages(Throwable failure) {
     List<String> messages = new ArrayList<>();
     for (Throwable t = failure; t != null; t = t.getCause()) {
       messages.add(String.valueOf(t.getMessage()));
@@ -313,7 +314,8 @@ class StartUpPropertiesTest {
     return messages;
   }
 
-  private static List<String> schemas(TestDatabase db) throws SQLException {
+  /** The names of {@code db}'s schemas. */
+  static List<String> schemas(TestDatabase db) throws SQLException {
     List<String> names = new ArrayList<>();
     try (Connection c = db.connect();
         Statement s = c.createStatement();
