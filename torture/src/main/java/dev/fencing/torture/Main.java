@@ -180,7 +180,7 @@ public final class Main {
                                           [--report FILE]
              java -jar fencing-torture.jar --help
       Runs worker processes against the fence with seeded faults and checks the history; exits 1
-      on violations, 3 if the run proves nothing (no zombie fault landed, no write committed, or
+      on violations, 3 if the run proves nothing (no zombie, crash or failover landed, no write committed, or
       fencing off and no violation). Without --url: an embedded PostgreSQL it may crash. Password of --url:
       environment FENCING_DB_PASSWORD. --patroni: a two-node Patroni cluster on loopback (Debian
       packages patroni, etcd-server, postgresql-15) whose primary it kills: asynchronous failover.

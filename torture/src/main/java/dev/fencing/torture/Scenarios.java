@@ -17,6 +17,34 @@ final class Scenarios {
 
   private Scenarios() {}
 
+  /** A zombie step of the scripted scenario: its label, its worker, where it is held, its route. */
+  private record ZombieStep(
+      String label, int worker, Worker.HoldPoint at, Worker.Route route, boolean cutRecording) {
+    String run(FaultInjector faults, TortureRun run, long start) throws SQLException {
+      String outcome =
+          label + " " + faults.zombie(run.workers().get(worker), at, route, cutRecording);
+      step(outcome, start);
+      return outcome;
+    }
+  }
+
+  private static final List<ZombieStep> ZOMBIES_BEFORE_TERMINATE =
+      List.of(
+          new ZombieStep("zombie w1", 1, Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, true),
+          new ZombieStep("zombie w0", 0, Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, false),
+          new ZombieStep(
+              "repeat zombie w1", 1, Worker.HoldPoint.REPEAT, Worker.Route.DIRECT, false),
+          new ZombieStep("mid zombie w1", 1, Worker.HoldPoint.MID, Worker.Route.DIRECT, false),
+          new ZombieStep(
+              "commit zombie w1", 1, Worker.HoldPoint.COMMIT, Worker.Route.DIRECT, false));
+
+  private static final List<ZombieStep> ZOMBIES_AFTER_TERMINATE =
+      List.of(
+          new ZombieStep(
+              "hidden zombie w0", 0, Worker.HoldPoint.BEFORE, Worker.Route.HIDDEN, false),
+          new ZombieStep(
+              "protected zombie w1", 1, Worker.HoldPoint.BEFORE, Worker.Route.PROTECTED, false));
+
   /**
    * The short, deterministic schedule of the test suite: every fault once, each at a point forced
    * by holding a worker and observing the database, never by timing.
@@ -56,43 +84,14 @@ final class Scenarios {
     long start = System.nanoTime();
     faults.awaitProgress(1);
     step("every worker wrote", start);
-    outcomes.add(
-        "zombie w1 "
-            + faults.zombie(
-                run.workers().get(1), Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, true));
-    step(outcomes.get(0), start);
-    outcomes.add(
-        "zombie w0 "
-            + faults.zombie(
-                run.workers().get(0), Worker.HoldPoint.BEFORE, Worker.Route.DIRECT, false));
-    step(outcomes.get(1), start);
-    outcomes.add(
-        "repeat zombie w1 "
-            + faults.zombie(
-                run.workers().get(1), Worker.HoldPoint.REPEAT, Worker.Route.DIRECT, false));
-    step(outcomes.get(2), start);
-    outcomes.add(
-        "mid zombie w1 "
-            + faults.zombie(
-                run.workers().get(1), Worker.HoldPoint.MID, Worker.Route.DIRECT, false));
-    step(outcomes.get(3), start);
-    outcomes.add(
-        "commit zombie w1 "
-            + faults.zombie(
-                run.workers().get(1), Worker.HoldPoint.COMMIT, Worker.Route.DIRECT, false));
-    step(outcomes.get(4), start);
+    for (ZombieStep z : ZOMBIES_BEFORE_TERMINATE) {
+      outcomes.add(z.run(faults, run, start));
+    }
     outcomes.add("terminate w2 " + faults.terminateMidTransaction(run.workers().get(2)));
-    step(outcomes.get(5), start);
-    outcomes.add(
-        "hidden zombie w0 "
-            + faults.zombie(
-                run.workers().get(0), Worker.HoldPoint.BEFORE, Worker.Route.HIDDEN, false));
-    step(outcomes.get(6), start);
-    outcomes.add(
-        "protected zombie w1 "
-            + faults.zombie(
-                run.workers().get(1), Worker.HoldPoint.BEFORE, Worker.Route.PROTECTED, false));
-    step(outcomes.get(7), start);
+    step(outcomes.get(outcomes.size() - 1), start);
+    for (ZombieStep z : ZOMBIES_AFTER_TERMINATE) {
+      outcomes.add(z.run(faults, run, start));
+    }
     if (faults.crash()) {
       step("crashed and restarted PostgreSQL", start);
     }

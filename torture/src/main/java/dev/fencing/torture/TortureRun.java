@@ -118,16 +118,22 @@ final class TortureRun implements AutoCloseable {
 
     /**
      * Why the run proves nothing, if it does not (empty: it does). A run without violations is
-     * evidence only if a zombie — the fault that puts a stale token in front of the fence — landed
-     * (was taken over or contended, {@link #FENCE_FAULTS}) and writes committed; with fencing off,
-     * only if the checker found violations (none means the faults missed the writes, and the
-     * checker was not shown to see anything).
+     * evidence only if a fault that tests an obligation landed and writes committed: a zombie (the
+     * fault that puts a stale token in front of the fence, taken over or contended, {@link
+     * #FENCE_FAULTS}), or a crash or failover (which test that issued tokens survive, {@link
+     * #ISSUE_FAULTS}: the failover schedule has no zombie); with fencing off, only if the checker
+     * found violations (none means the faults missed the writes, and the checker was not shown to
+     * see anything).
      */
     List<String> inconclusive() {
       List<String> reasons = new ArrayList<>();
-      if (FENCE_FAULTS.stream().mapToInt(f -> faults.getOrDefault(f, 0)).sum() == 0) {
+      if (landed(FENCE_FAULTS) + landed(ISSUE_FAULTS) == 0) {
         reasons.add(
-            "no zombie fault landed (" + FENCE_FAULTS + " all 0): no stale token met the fence");
+            "no zombie, crash or failover landed ("
+                + FENCE_FAULTS
+                + ", "
+                + ISSUE_FAULTS
+                + " all 0): no stale token met the fence and no issuance was put to the test");
       }
       if (writes == 0) {
         reasons.add("no write committed");
@@ -137,7 +143,17 @@ final class TortureRun implements AutoCloseable {
       }
       return reasons;
     }
+
+    private int landed(List<Fault> kinds) {
+      return kinds.stream().mapToInt(f -> faults.getOrDefault(f, 0)).sum();
+    }
   }
+
+  /**
+   * The faults that test that issued tokens survive (the checker's {@code TOKEN_ISSUED_TWICE},
+   * {@code ISSUANCE_LOST}): a crash of PostgreSQL, an asynchronous failover.
+   */
+  static final List<Fault> ISSUE_FAULTS = List.of(Fault.CRASH, Fault.FAILOVER);
 
   /** The faults that put a stale token in front of the fence: a run without one proves nothing. */
   static final List<Fault> FENCE_FAULTS =

@@ -111,6 +111,8 @@ public final class Worker {
   private final ProtectedRoute protectedRoute;
   private @Nullable Connection connection;
   private long seq;
+  // the last write committed on the fenced connection (not the protected route's own)
+  private boolean committedOnConnection;
 
   private Worker(String[] args) throws IOException {
     String url = args[0];
@@ -206,7 +208,9 @@ public final class Worker {
           if (!write(lease, repeat)) {
             break;
           }
-          repeat = true;
+          // a write of the protected route commits on another connection: the current one may
+          // be one the fence's recording was cut off on (terminated), not a committed one
+          repeat |= committedOnConnection;
         }
       }
     }
@@ -239,6 +243,7 @@ public final class Worker {
    */
   private boolean write(Lease lease, boolean repeat) throws IOException {
     long mySeq = ++seq;
+    committedOnConnection = false;
     String resource = lease.resource();
     long token = lease.token().value();
     HoldPoint heldAt = hold == HoldPoint.REPEAT && !repeat ? null : hold;
@@ -272,6 +277,7 @@ public final class Worker {
         }
         c.commit();
         log.acknowledged(resource, token, mySeq, n);
+        committedOnConnection = true;
         result = "ACK";
         keep = true;
       } catch (SQLException e) {

@@ -57,7 +57,8 @@ class RunStatusTest {
   void aRunWithoutAnyFaultIsInconclusive() {
     TortureRun.Result r = result(FENCED, Map.of(), 100, List.of());
     assertThat(Main.status(r)).as("exit status of a run without faults").isEqualTo(3);
-    assertThat(r.inconclusive()).anyMatch(reason -> reason.contains("no zombie"));
+    assertThat(r.inconclusive())
+        .anyMatch(reason -> reason.contains("no zombie, crash or failover"));
     assertThat(Report.summary(r)).startsWith("INCONCLUSIVE");
     assertThat(Report.markdown(r, Duration.ofSeconds(60))).contains("INCONCLUSIVE");
   }
@@ -83,5 +84,20 @@ class RunStatusTest {
     TortureRun.Result r = result(UNFENCED, Map.of(Fault.ZOMBIE, 3), 100, List.of());
     assertThat(Main.status(r)).isEqualTo(3);
     assertThat(r.inconclusive()).anyMatch(reason -> reason.contains("fencing off"));
+  }
+
+  @Test
+  void aFailoverRunWithoutZombiesIsEvidenceOfIssuance() {
+    // the failover schedule (PatroniTortureTest) puts no zombie in: its failover tests issuance
+    TortureRun.Result r = result(FENCED, Map.of(Fault.FAILOVER, 1), 50, List.of());
+    assertThat(r.inconclusive()).isEmpty();
+    assertThat(Main.status(r)).isZero();
+    assertThat(Report.summary(r)).doesNotContain("INCONCLUSIVE");
+  }
+
+  @Test
+  void aCrashIsEvidenceOfIssuance() {
+    TortureRun.Result r = result(FENCED, Map.of(Fault.CRASH, 1, Fault.PAUSE, 2), 50, List.of());
+    assertThat(r.inconclusive()).isEmpty();
   }
 }

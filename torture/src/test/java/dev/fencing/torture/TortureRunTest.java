@@ -23,7 +23,8 @@ class TortureRunTest {
 
   private static EmbeddedCluster cluster;
 
-  @TempDir Path directory;
+  @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS)
+  Path directory;
 
   @BeforeAll
   static void startCluster() {
