@@ -336,8 +336,9 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     if (c != null) {
       c.executingRaw();
     }
-    int fetchSize = raw.getFetchSize();
-    if (fetchSize == 0 || !connection.fence().inWrapperTransaction()) {
+    // the fetch size matters only in the wrapper's transaction: read it only there
+    int fetchSize = connection.fence().inWrapperTransaction() ? raw.getFetchSize() : 0;
+    if (fetchSize == 0) {
       return e.run(raw, executingArgs);
     }
     // The caller is in autocommit, where pgjdbc ignores a fetch size and reads every row at once;
