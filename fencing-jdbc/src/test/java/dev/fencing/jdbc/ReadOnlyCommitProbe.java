@@ -116,6 +116,9 @@ class ReadOnlyCommitProbe {
       String where = " WHERE pg_catalog.pg_current_xact_id_if_assigned() IS NOT NULL; COMMIT";
       String whereParam = "SELECT fencing.check_one(?, ?)" + where;
       String whereLiteral = "SELECT fencing.check_one(" + literal + where;
+      // the commit's test since V37 (CheckLiteral.WRITTEN): the xid test, or a holdable cursor
+      String whereHeld =
+          "SELECT fencing.check_one(?, ?) WHERE " + CheckLiteral.WRITTEN + "; COMMIT";
       Map<String, Variant> all = new LinkedHashMap<>();
       for (String mode : new String[] {"extended", "simple", "extendedCacheEverything", "p0"}) {
         String m = mode.equals("extended") ? "" : "/" + mode;
@@ -125,6 +128,7 @@ class ReadOnlyCommitProbe {
         all.put("case-literal" + m, new Variant(mode, check(caseLiteral, "", true)));
         all.put("where-typed" + m, new Variant(mode, check(whereParam, "typed", false)));
         all.put("where-literal" + m, new Variant(mode, check(whereLiteral, "", false)));
+        all.put("where-held-typed" + m, new Variant(mode, check(whereHeld, "typed", false)));
         // the floor of any check sent with the COMMIT: a statement that calls nothing
         all.put("floor" + m, new Variant(mode, check("SELECT 1 WHERE false; COMMIT", "", false)));
         all.put("fenced" + m, new Variant(mode, null));
