@@ -1,0 +1,432 @@
+package dev.fencing.jdbc;
+
+import static dev.fencing.jdbc.FencingTestSupport.exec;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.testing.TestDatabaseExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A measurement tool, not part of the test suite (its name matches no surefire include; run it by
+ * name): where a protected table's TPC-B transaction spends (issue 14). Per variant, through {@link
+ * FencedDataSource} as the benchmark sends it: the round trips and statements the driver sends per
+ * transaction (the driver's own protocol log), the fence's functions the server calls per
+ * transaction ({@code track_functions}), and the backend's CPU per transaction ({@code
+ * /proc/<pid>/schedstat}, median of alternating rounds; noisy on a shared machine, compare side by
+ * side only; meaningless on a loaded machine). Then the protected path in pieces (a check of an
+ * unprotected or protected resource, one-row UPDATEs of an unprotected or per-row protected table),
+ * backend CPU per transaction side by side, for an idle machine. It asserts only that every
+ * transaction wrote its rows. Results: {@code docs/benchmark/protected-cost.md}.
+ */
+class ProtectedCostProbe {
+  @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+
+  private static final int BRANCHES = 50;
+  private static final int TELLERS = 10;
+  private static final int ACCOUNTS = 100;
+
+  private static final String UPDATE_ACCOUNT =
+      "UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?";
+  private static final String SELECT_ACCOUNT =
+      "SELECT abalance FROM pgbench_accounts WHERE aid = ?";
+  private static final String UPDATE_TELLER =
+      "UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?";
+  private static final String UPDATE_BRANCH =
+      "UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?";
+  private static final String INSERT_HISTORY =
+      "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?,"
+          + " CURRENT_TIMESTAMP)";
+
+  private static void tpcb(Connection c, int i) throws SQLException {
+    int bid = 1 + i % BRANCHES;
+    int tid = (bid - 1) * TELLERS + 1 + (i / BRANCHES) % TELLERS;
+    int aid = (bid - 1) * ACCOUNTS + 1 + (i / BRANCHES) % ACCOUNTS;
+    try (PreparedStatement ps = c.prepareStatement(UPDATE_ACCOUNT)) {
+      ps.setInt(1, 1);
+      ps.setInt(2, aid);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+    try (PreparedStatement ps = c.prepareStatement(SELECT_ACCOUNT)) {
+      ps.setInt(1, aid);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(UPDATE_TELLER)) {
+      ps.setInt(1, 1);
+      ps.setInt(2, tid);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+    try (PreparedStatement ps = c.prepareStatement(UPDATE_BRANCH)) {
+      ps.setInt(1, 1);
+      ps.setInt(2, bid);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+    try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY)) {
+      ps.setInt(1, tid);
+      ps.setInt(2, bid);
+      ps.setInt(3, aid);
+      ps.setInt(4, 1);
+      assertThat(ps.executeUpdate()).isOne();
+    }
+    c.commit();
+  }
+
+  /** A variant: the data source, the token of transaction i (null: none bound). */
+  private record Variant(DataSource ds, java.util.function.IntFunction<FencingToken> token) {}
+
+  private static final AtomicLong SYNCS = new AtomicLong();
+  private static final AtomicLong EXECUTES = new AtomicLong();
+  private static final AtomicLong PARSES = new AtomicLong();
+
+  @Test
+  void probe() throws Exception {
+    FencingTestSupport.migrate(db);
+    DataSource plain = db.dataSource();
+    exec(
+        plain,
+        "CREATE TABLE pgbench_branches (bid int PRIMARY KEY, bbalance int NOT NULL, filler"
+            + " char(88))");
+    exec(
+        plain,
+        "CREATE TABLE pgbench_tellers (tid int PRIMARY KEY, bid int NOT NULL, tbalance int NOT"
+            + " NULL, filler char(84))");
+    exec(
+        plain,
+        "CREATE TABLE pgbench_accounts (aid int PRIMARY KEY, bid int NOT NULL, abalance int NOT"
+            + " NULL, filler char(84))");
+    exec(
+        plain,
+        "CREATE TABLE pgbench_history (hid bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+            + " tid int, bid int, aid int, delta int, mtime timestamp, filler char(22))");
+    exec(plain, "INSERT INTO pgbench_branches SELECT g, 0 FROM generate_series(1, ?) g", BRANCHES);
+    exec(
+        plain,
+        "INSERT INTO pgbench_tellers SELECT g, (g - 1) / ? + 1, 0 FROM generate_series(1, ?) g",
+        TELLERS,
+        BRANCHES * TELLERS);
+    exec(
+        plain,
+        "INSERT INTO pgbench_accounts SELECT g, (g - 1) / ? + 1, 0, '' FROM generate_series(1, ?)"
+            + " g",
+        ACCOUNTS,
+        BRANCHES * ACCOUNTS);
+    List<String> tables =
+        List.of("pgbench_accounts", "pgbench_tellers", "pgbench_branches", "pgbench_history");
+    StringBuilder defs = new StringBuilder();
+    for (String f :
+        List.of(
+            "check_one(text,bigint)",
+            "mark_checked(bigint,bigint)",
+            "enforce_row_keyed()",
+            "enforce_statement()",
+            "fence_full(text,bigint)")) {
+      Object d =
+          FencingTestSupport.query(
+              plain, "SELECT pg_get_functiondef('fencing." + f + "'::regprocedure)");
+      defs.append(d).append("\n\n");
+    }
+    Files.writeString(Path.of(System.getProperty("probe.out", "/tmp/pp") + "/defs.sql"), defs);
+    FencingToken[] branch = new FencingToken[BRANCHES];
+    FencingToken[] prot = new FencingToken[BRANCHES];
+    FencingToken hot;
+    FencingToken protHot;
+    try (LeaseClient client = LeaseClient.builder(plain).holder("probe").build()) {
+      for (int b = 0; b < BRANCHES; b++) {
+        branch[b] =
+            client.tryAcquire("branch:" + (b + 1), Duration.ofHours(1)).orElseThrow().token();
+        prot[b] =
+            client
+                .tryAcquire("protected-branch:" + (b + 1), Duration.ofHours(1))
+                .orElseThrow()
+                .token();
+      }
+      hot = client.tryAcquire("hot", Duration.ofHours(1)).orElseThrow().token();
+      protHot = client.tryAcquire("hot-protected", Duration.ofHours(1)).orElseThrow().token();
+    }
+    Logger driver = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
+    Handler counter =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            String m = r.getMessage();
+            if (m == null) {
+              return;
+            }
+            if (m.startsWith(" FE=> Sync")) {
+              SYNCS.incrementAndGet();
+            } else if (m.startsWith(" FE=> Execute")) {
+              EXECUTES.incrementAndGet();
+            } else if (m.startsWith(" FE=> Parse")) {
+              PARSES.incrementAndGet();
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    counter.setLevel(Level.ALL);
+    driver.addHandler(counter);
+    driver.setUseParentHandlers(false);
+    int n = Integer.getInteger("probe.n", 2000);
+    int rounds = Integer.getInteger("probe.rounds", 5);
+    StringBuilder out = new StringBuilder();
+    String only = System.getProperty("probe.variants", "");
+    Map<String, Variant> unprotected = new LinkedHashMap<>();
+    unprotected.put("unfenced", new Variant(plain, i -> null));
+    unprotected.put(
+        "fenced-many", new Variant(FencedDataSource.wrap(plain), i -> branch[i % BRANCHES]));
+    unprotected.put("fenced-hot", new Variant(FencedDataSource.wrap(plain), i -> hot));
+    Map<String, Variant> rows = new LinkedHashMap<>();
+    rows.put("protected-row", new Variant(FencedDataSource.wrap(plain), i -> prot[i % BRANCHES]));
+    Map<String, Variant> statement = new LinkedHashMap<>();
+    statement.put("protected-statement", new Variant(FencedDataSource.wrap(plain), i -> protHot));
+    for (Map<String, Variant> all : List.of(unprotected, rows, statement)) {
+      if (!only.isEmpty()) {
+        all.keySet().retainAll(Arrays.asList(only.split(",")));
+      }
+    }
+    out.append(measure(unprotected, plain, n, rounds, driver));
+    for (String t : tables) {
+      exec(plain, "SELECT fencing.protect_rows_per_row('" + t + "', 'bid', 'protected-branch:')");
+    }
+    out.append(measure(rows, plain, n, rounds, driver));
+    out.append(pieces(plain, prot, branch, n, rounds));
+    for (String t : tables) {
+      exec(plain, "SELECT fencing.protect('" + t + "', 'hot-protected')");
+    }
+    out.append(measure(statement, plain, n, rounds, driver));
+    System.out.print(out);
+    Files.writeString(Path.of(System.getProperty("probe.out", "/tmp/pp") + "/probe.txt"), out);
+  }
+
+  private static String measure(
+      Map<String, Variant> all, DataSource plain, int n, int rounds, Logger driver)
+      throws Exception {
+    StringBuilder out = new StringBuilder();
+    Map<String, List<Double>> cpu = new LinkedHashMap<>();
+    for (int round = -1; round < rounds; round++) {
+      for (Map.Entry<String, Variant> v : all.entrySet()) {
+        try (Connection c = v.getValue().ds().getConnection()) {
+          c.setAutoCommit(false);
+          int pid = FencingTestSupport.backendPid(c);
+          c.commit();
+          boolean counting = round == -1;
+          if (counting) {
+            try (Statement s = c.createStatement()) {
+              s.execute("SET track_functions = 'all'");
+              s.execute("SELECT pg_stat_reset()");
+            }
+            c.commit();
+          }
+          for (int i = 0; i < 200; i++) {
+            run(v.getValue(), c, i);
+          }
+          if (counting) {
+            driver.setLevel(Level.FINEST);
+            SYNCS.set(0);
+            EXECUTES.set(0);
+            PARSES.set(0);
+            try (Statement s = c.createStatement()) {
+              s.execute("SELECT pg_stat_force_next_flush()");
+            }
+            c.commit();
+            exec(plain, "SELECT pg_stat_reset()");
+          }
+          long b0 = backendCpu(pid);
+          for (int i = 0; i < n; i++) {
+            run(v.getValue(), c, i);
+          }
+          long b1 = backendCpu(pid);
+          if (counting) {
+            driver.setLevel(Level.INFO);
+            out.append(
+                String.format(
+                    "%s: per transaction %.2f round trips, %.2f executes, %.2f parses%n",
+                    v.getKey(),
+                    SYNCS.get() / (double) n,
+                    EXECUTES.get() / (double) n,
+                    PARSES.get() / (double) n));
+            try (Statement s = c.createStatement()) {
+              s.execute("SELECT pg_stat_force_next_flush()");
+            }
+            c.commit();
+            try (Connection a = plain.getConnection();
+                Statement s = a.createStatement();
+                ResultSet rs =
+                    s.executeQuery(
+                        "SELECT funcname, calls, total_time, self_time FROM"
+                            + " pg_stat_user_functions WHERE schemaname = 'fencing'"
+                            + " ORDER BY self_time DESC")) {
+              while (rs.next()) {
+                out.append(
+                    String.format(
+                        "    %-28s %6.2f calls/tx  total %7.2f us/tx  self %7.2f us/tx%n",
+                        rs.getString(1),
+                        rs.getLong(2) / (double) n,
+                        rs.getDouble(3) * 1000 / n,
+                        rs.getDouble(4) * 1000 / n));
+              }
+            }
+            try (Statement s = c.createStatement()) {
+              s.execute("SET track_functions = 'none'");
+            }
+            c.commit();
+          } else {
+            cpu.computeIfAbsent(v.getKey(), k -> new ArrayList<>()).add((b1 - b0) / 1000.0 / n);
+          }
+        }
+      }
+    }
+    cpu.forEach(
+        (k, v) -> {
+          double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+          out.append(
+              String.format(
+                  "%s: backend CPU %.1f us/tx (median of %d; rounds %s)%n",
+                  k, a[a.length / 2], a.length, v));
+        });
+    return out.toString();
+  }
+
+  /** One transaction of a piece: its statements on {@code c}, then COMMIT. */
+  private interface Piece {
+    void run(Connection c, int i) throws SQLException;
+  }
+
+  private static void sql(Connection c, String sql, Object... args) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int k = 0; k < args.length; k++) {
+        ps.setObject(k + 1, args[k]);
+      }
+      ps.execute();
+    }
+  }
+
+  /**
+   * The protected path in pieces, each a transaction of its own on the driver's connection, CPU per
+   * transaction side by side in alternating rounds: a one-row UPDATE of an unprotected table (u) or
+   * of one protected per row (p, the same resources as the pgbench tables), after check_one of an
+   * unprotected (branch:) or protected (protected-branch:) resource.
+   */
+  private static String pieces(
+      DataSource plain, FencingToken[] prot, FencingToken[] branch, int n, int rounds)
+      throws Exception {
+    exec(plain, "CREATE TABLE piece_u (bid int PRIMARY KEY, v int NOT NULL)");
+    exec(plain, "CREATE TABLE piece_p (bid int PRIMARY KEY, v int NOT NULL)");
+    exec(plain, "INSERT INTO piece_u SELECT g, 0 FROM generate_series(1, ?) g", BRANCHES);
+    exec(plain, "INSERT INTO piece_p SELECT g, 0 FROM generate_series(1, ?) g", BRANCHES);
+    exec(plain, "SELECT fencing.protect_rows_per_row('piece_p', 'bid', 'protected-branch:')");
+    String check = "SELECT fencing.check_one(?, ?)";
+    String upU = "UPDATE piece_u SET v = v + 1 WHERE bid = ?";
+    String upP = "UPDATE piece_p SET v = v + 1 WHERE bid = ?";
+    Map<String, Piece> all = new LinkedHashMap<>();
+    all.put("update u", (c, i) -> sql(c, upU, 1 + i % BRANCHES));
+    all.put(
+        "check_one(unprotected) + update u",
+        (c, i) -> {
+          FencingToken t = branch[i % BRANCHES];
+          sql(c, check, t.resource(), t.value());
+          sql(c, upU, 1 + i % BRANCHES);
+        });
+    all.put(
+        "check_one(protected) + update u",
+        (c, i) -> {
+          FencingToken t = prot[i % BRANCHES];
+          sql(c, check, t.resource(), t.value());
+          sql(c, upU, 1 + i % BRANCHES);
+        });
+    all.put(
+        "check_one(protected) + update p",
+        (c, i) -> {
+          FencingToken t = prot[i % BRANCHES];
+          sql(c, check, t.resource(), t.value());
+          sql(c, upP, 1 + i % BRANCHES);
+        });
+    all.put(
+        "check_one(protected) + update p + update p",
+        (c, i) -> {
+          FencingToken t = prot[i % BRANCHES];
+          sql(c, check, t.resource(), t.value());
+          sql(c, upP, 1 + i % BRANCHES);
+          sql(c, upP, 1 + i % BRANCHES);
+        });
+    all.put(
+        "check_one(protected) + update u + update u",
+        (c, i) -> {
+          FencingToken t = prot[i % BRANCHES];
+          sql(c, check, t.resource(), t.value());
+          sql(c, upU, 1 + i % BRANCHES);
+          sql(c, upU, 1 + i % BRANCHES);
+        });
+    Map<String, List<Double>> cpu = new LinkedHashMap<>();
+    for (int round = -1; round < rounds; round++) {
+      for (Map.Entry<String, Piece> v : all.entrySet()) {
+        try (Connection c = plain.getConnection()) {
+          c.setAutoCommit(false);
+          int pid = FencingTestSupport.backendPid(c);
+          c.commit();
+          for (int i = 0; i < 200; i++) {
+            v.getValue().run(c, i);
+            c.commit();
+          }
+          long b0 = backendCpu(pid);
+          for (int i = 0; i < n; i++) {
+            v.getValue().run(c, i);
+            c.commit();
+          }
+          long b1 = backendCpu(pid);
+          if (round >= 0) {
+            cpu.computeIfAbsent(v.getKey(), k -> new ArrayList<>()).add((b1 - b0) / 1000.0 / n);
+          }
+        }
+      }
+    }
+    StringBuilder out = new StringBuilder("pieces (backend CPU per transaction, median):\n");
+    cpu.forEach(
+        (k, v) -> {
+          double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+          out.append(String.format("  %-44s %7.1f us  rounds %s%n", k, a[a.length / 2], v));
+        });
+    exec(plain, "SELECT fencing.unprotect('piece_p')");
+    return out.toString();
+  }
+
+  private static void run(Variant v, Connection c, int i) throws SQLException {
+    FencingToken t = v.token().apply(i);
+    if (t == null) {
+      tpcb(c, i);
+    } else {
+      try (FencingScope scope = Fencing.bind(t)) {
+        tpcb(c, i);
+      }
+    }
+  }
+
+  private static long backendCpu(int pid) throws Exception {
+    return Long.parseLong(Files.readString(Path.of("/proc/" + pid + "/schedstat")).split(" ")[0]);
+  }
+}
