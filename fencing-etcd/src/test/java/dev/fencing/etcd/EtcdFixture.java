@@ -1,5 +1,6 @@
 package dev.fencing.etcd;
 
+import dev.fencing.jdbc.FencingToken;
 import dev.fencing.testing.EtcdServer;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -9,6 +10,8 @@ import io.grpc.ClientInterceptor;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -127,5 +130,21 @@ final class EtcdFixture
       throw new AssertionError("expected one key under " + lock.lockName() + ", found " + kvs);
     }
     return kvs.get(0);
+  }
+
+  /**
+   * {@code lock.tryAcquire(wait)} on another thread (the common pool); an interrupt fails the
+   * future with an {@link IllegalStateException}.
+   */
+  static CompletableFuture<Optional<FencingToken>> tryAcquireAsync(
+      EtcdFencedLock lock, Duration wait) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return lock.tryAcquire(wait);
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
   }
 }

@@ -8,14 +8,9 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.api.WatchResponse;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -60,7 +55,7 @@ class EtcdWatchEndTest {
   @Test
   void aWatchCompactedAwayAcrossARestartIsWatchedAgain() throws Exception {
     WatchStreams streams = new WatchStreams();
-    Client holder = etcd.client(streams);
+    Client holder = etcd.client(streams.interceptor());
     Client other = etcd.client();
     try (EtcdFencedLock lock = lock(holder)) {
       FencingToken token = lock.acquire(PATIENCE);
@@ -99,7 +94,7 @@ class EtcdWatchEndTest {
   void aWatchClosedWithAnErrorIsWatchedAgain() throws Exception {
     WatchStreams streams = new WatchStreams();
     Client other = etcd.client();
-    try (EtcdFencedLock lock = lock(etcd.client(streams))) {
+    try (EtcdFencedLock lock = lock(etcd.client(streams.interceptor()))) {
       FencingToken token = lock.acquire(PATIENCE);
       await().atMost(PATIENCE).until(() -> streams.created() == 1);
       streams.cancelAll();
@@ -124,7 +119,7 @@ class EtcdWatchEndTest {
   void aKeyDeletedWhileItsWatchWasEndingIsLost() throws Exception {
     WatchStreams streams = new WatchStreams();
     Client other = etcd.client();
-    try (EtcdFencedLock lock = lock(etcd.client(streams))) {
+    try (EtcdFencedLock lock = lock(etcd.client(streams.interceptor()))) {
       lock.acquire(PATIENCE);
       await().atMost(PATIENCE).until(() -> streams.created() == 1);
       streams.withhold.set(true);
@@ -148,7 +143,7 @@ class EtcdWatchEndTest {
    * CANCELLED, which jetcd does not retry), and withholds every message while {@code withhold} is
    * set.
    */
-  static final class WatchStreams implements ClientInterceptor {
+  static final class WatchStreams {
     final AtomicBoolean withhold = new AtomicBoolean();
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicInteger createdAtCancel = new AtomicInteger(-1);
@@ -171,43 +166,33 @@ class EtcdWatchEndTest {
       }
     }
 
-    @Override
-    public <Q, R> ClientCall<Q, R> interceptCall(
-        MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-      ClientCall<Q, R> call = next.newCall(method, options);
-      if (!method.getFullMethodName().endsWith("/Watch")) {
-        return call;
-      }
-      calls.add(call);
-      return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-        @Override
-        public void start(Listener<R> listener, Metadata headers) {
-          super.start(
-              new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                @Override
-                public void onMessage(R message) {
-                  if (withhold.get()) {
-                    return;
-                  }
-                  if (message instanceof WatchResponse r) {
-                    if (r.getCanceled()) {
-                      createdAtCancel.compareAndSet(-1, created.get());
-                    } else if (r.getCreated()) {
-                      created.incrementAndGet();
-                    }
-                  }
-                  super.onMessage(message);
+    /** The interceptor for the holder's client. */
+    ClientInterceptor interceptor() {
+      return Replies.tap(
+          method -> method.endsWith("/Watch"),
+          call -> {
+            calls.add(call);
+            return new Replies.Tap() {
+              @Override
+              public boolean onMessage(Object message) {
+                if (withhold.get()) {
+                  return false;
                 }
+                WatchResponse r = (WatchResponse) message;
+                if (r.getCanceled()) {
+                  createdAtCancel.compareAndSet(-1, created.get());
+                } else if (r.getCreated()) {
+                  created.incrementAndGet();
+                }
+                return true;
+              }
 
-                @Override
-                public void onClose(io.grpc.Status status, Metadata trailers) {
-                  calls.remove(call);
-                  super.onClose(status, trailers);
-                }
-              },
-              headers);
-        }
-      };
+              @Override
+              public void onClose(Status status) {
+                calls.remove(call);
+              }
+            };
+          });
     }
   }
 }
