@@ -1,7 +1,10 @@
 package dev.fencing.zookeeper;
 
+import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -125,5 +128,21 @@ final class ZooKeeperFixture
       throw new AssertionError("not connected to ZooKeeper within " + PATIENCE);
     }
     return client;
+  }
+
+  /**
+   * {@code lock.tryAcquire(wait)} on another thread (the common pool); an interrupt fails the
+   * future with an {@link IllegalStateException}.
+   */
+  static CompletableFuture<Optional<FencingToken>> tryAcquireAsync(
+      ZooKeeperFencedLock lock, Duration wait) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return lock.tryAcquire(wait);
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
   }
 }
