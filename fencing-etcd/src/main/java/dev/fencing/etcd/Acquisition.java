@@ -140,7 +140,9 @@ final class Acquisition {
     requireAlive(h); // the lock call or the read-back may have outlasted the lease
     if (watchKey) {
       // a deletion, or an overwrite by anyone else, after the read ends it
-      h.watchKey(key, read.getHeader().getRevision() + 1, kvs.get(0).getCreateRevision());
+      h.watchKey(
+          key, read.getHeader().getRevision() + 1, kvs.get(0).getCreateRevision(), requestTimeout);
+      requireAlive(h); // a watch the client refused to start ends the holding
     }
     h.token = FencingToken.of(resource, kvs.get(0).getCreateRevision());
     return true;
@@ -160,8 +162,8 @@ final class Acquisition {
               + lockName
               + " for "
               + resource
-              + " was lost while acquiring (a keep-alive refused, or none confirmed for a whole"
-              + " TTL); not held");
+              + " was lost while acquiring (a keep-alive refused, none confirmed for a whole TTL,"
+              + " or its key could not be watched); not held");
     }
   }
 

@@ -59,7 +59,11 @@ import org.jspecify.annotations.Nullable;
  *       revision but attaches it to the put's lease (or none), so this holding's keep-alives no
  *       longer keep it nor its release delete it; a key deleted and put again has a new create
  *       revision, not this token. The lock then stays taken by that key until its new lease ends or
- *       someone deletes it.
+ *       someone deletes it. A watch that ends (etcd restarting, its revision compacted away, its
+ *       stream closed with an error) is replaced after the key is read again: still this holding's,
+ *       it is watched from the revision after the read; gone or overwritten meanwhile, the holding
+ *       is lost; unreadable once the lease is not known alive, lost too. A holding is never left
+ *       held with nobody watching its key.
  *   <li>After the lock call returns, the key is read back: the token is only returned if the key
  *       still exists, belongs to this lease, and the lease is still known alive (a lease lost
  *       during the wait ends the acquisition with {@link FencedLockException}).

@@ -4,11 +4,8 @@ import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -40,7 +37,7 @@ final class LeaseHolding {
   private volatile boolean ended;
   private volatile @Nullable ScheduledFuture<?> keepAlives;
   private volatile long confirmedUntil; // written under synchronized (this)
-  private volatile Watch.@Nullable Watcher keyWatch;
+  private volatile @Nullable KeyWatch keyWatch;
 
   LeaseHolding(
       Client client, LongSupplier nanoTime, long leaseId, long ttlNanos, long confirmedUntil) {
@@ -110,37 +107,44 @@ final class LeaseHolding {
   }
 
   /**
-   * Watches the lock key from {@code fromRevision} on: its deletion by anyone (another client
-   * deleting it to kick this holder, the lease's end) ends the holding as lost, since the next
-   * contender then holds the lock; so does a put that leaves it no longer this holding's key (its
-   * create revision, the token, not {@code createRevision}, or its lease not this one's:
-   * overwritten by hand or by another client, the key is no longer kept by these keep-alives nor
-   * deleted by this release). Without a watch (etcd refused to start one) the lease alone decides,
-   * as before.
+   * Watches the lock key from {@code fromRevision} on ({@link KeyWatch}): its deletion by anyone
+   * (another client deleting it to kick this holder, the lease's end) ends the holding as lost,
+   * since the next contender then holds the lock; so does a put that leaves it no longer this
+   * holding's key (its create revision, the token, not {@code createRevision}, or its lease not
+   * this one's: overwritten by hand or by another client, the key is no longer kept by these
+   * keep-alives nor deleted by this release). A watch that ends is replaced after the key is read
+   * again; one that cannot be (the client closed, the key unreadable once the lease is not known
+   * alive) ends the holding as lost: it is never left held with nobody watching its key.
    */
-  void watchKey(ByteSequence key, long fromRevision, long createRevision) {
-    try {
-      Watch.Watcher w =
-          client
-              .getWatchClient()
-              .watch(
-                  key,
-                  WatchOption.builder().withRevision(fromRevision).build(),
-                  response -> {
-                    for (WatchEvent e : response.getEvents()) {
-                      if (e.getEventType() != WatchEvent.EventType.PUT
-                          || e.getKeyValue().getCreateRevision() != createRevision
-                          || e.getKeyValue().getLease() != leaseId) {
-                        lose(); // deleted, or no longer this holding's key
-                      }
-                    }
-                  });
-      keyWatch = w;
-      if (lost) {
-        w.close(); // lost meanwhile: lose() may have missed it
-      }
-    } catch (RuntimeException e) {
-      // no watch: isHeld() follows the lease alone
+  void watchKey(ByteSequence key, long fromRevision, long createRevision, Duration requestTimeout) {
+    KeyWatch w =
+        new KeyWatch(
+            client,
+            KEEP_ALIVES,
+            key,
+            leaseId,
+            createRevision,
+            requestTimeout,
+            new KeyWatch.Holder() {
+              @Override
+              public boolean over() {
+                return lost;
+              }
+
+              @Override
+              public boolean alive() {
+                return LeaseHolding.this.alive();
+              }
+
+              @Override
+              public void lose() {
+                LeaseHolding.this.lose();
+              }
+            });
+    keyWatch = w;
+    w.start(fromRevision);
+    if (lost) {
+      w.close(); // lost meanwhile: lose() may have missed it
     }
   }
 
@@ -162,7 +166,7 @@ final class LeaseHolding {
     if (k != null) {
       k.cancel(false);
     }
-    Watch.Watcher w = keyWatch;
+    KeyWatch w = keyWatch;
     if (w != null) {
       w.close();
     }

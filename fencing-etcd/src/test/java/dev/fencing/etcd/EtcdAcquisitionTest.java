@@ -7,10 +7,8 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.testing.EtcdServer;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -21,9 +19,7 @@ import io.grpc.ForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -32,11 +28,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What an {@link EtcdFencedLock} acquisition leaves in etcd when it gives up, how long it may take,
@@ -45,60 +38,22 @@ import org.junit.jupiter.api.Test;
  * etcd, a grant's reply held back until the test lets it through); no sleeps.
  */
 class EtcdAcquisitionTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  @RegisterExtension static final EtcdFixture etcd = new EtcdFixture("acquisition");
+
+  private static final Duration PATIENCE = EtcdFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(300);
   private static final Duration GIVE_UP = Duration.ofSeconds(5);
-  private static final AtomicInteger NAMES = new AtomicInteger();
-
-  private static EtcdServer etcd;
-
-  private final List<Client> clients = new ArrayList<>();
-  private String resource;
-
-  @BeforeAll
-  static void start() throws Exception {
-    etcd = EtcdServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
-
-  @BeforeEach
-  void name() {
-    resource = "acquisition-" + NAMES.incrementAndGet();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Client::close);
-  }
 
   private Client client(ClientInterceptor... interceptors) {
-    var builder = Client.builder().endpoints(etcd.endpoint());
-    for (ClientInterceptor i : interceptors) {
-      builder.interceptor(i);
-    }
-    Client client = builder.build();
-    clients.add(client);
-    return client;
+    return etcd.client(interceptors);
   }
 
   private EtcdFencedLock.Builder lock(Client client) {
-    return EtcdFencedLock.builder(client, resource).leaseTtl(Duration.ofHours(1));
+    return EtcdFencedLock.builder(client, etcd.resource()).leaseTtl(Duration.ofHours(1));
   }
 
-  /** The holders' and waiters' keys under the lock's name. */
   private static List<KeyValue> keys(Client client, EtcdFencedLock lock) throws Exception {
-    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
-    return client
-        .getKVClient()
-        .get(prefix, GetOption.builder().isPrefix(true).build())
-        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
-        .getKvs();
+    return EtcdFixture.keys(client, lock);
   }
 
   /** Whether etcd still knows the lease (a revoked or expired one has a TTL of -1). */
@@ -185,15 +140,7 @@ class EtcdAcquisitionTest {
     Client client = client(held);
     Client other = client();
     EtcdFencedLock lock = lock(client).requestTimeout(Duration.ofMinutes(1)).build();
-    CompletableFuture<Optional<FencingToken>> acquiring =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return lock.tryAcquire(SHORT);
-              } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-              }
-            });
+    CompletableFuture<Optional<FencingToken>> acquiring = EtcdFixture.tryAcquireAsync(lock, SHORT);
     assertThat(acquiring.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
         .as("not acquired in time")
         .isEmpty();
@@ -217,14 +164,7 @@ class EtcdAcquisitionTest {
     Client other = client();
     EtcdFencedLock lock = lock(client).requestTimeout(Duration.ofMinutes(1)).build();
     CompletableFuture<Optional<FencingToken>> acquiring =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return lock.tryAcquire(GIVE_UP);
-              } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-              }
-            });
+        EtcdFixture.tryAcquireAsync(lock, GIVE_UP);
     assertThat(acquiring.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
         .as("not acquired in time")
         .isEmpty();
@@ -282,14 +222,12 @@ class EtcdAcquisitionTest {
 
   /** Counts every call started on the client. */
   private static ClientInterceptor countCalls(AtomicInteger calls) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        calls.incrementAndGet();
-        return next.newCall(method, options);
-      }
-    };
+    return Replies.onEachReply(
+        method -> {
+          calls.incrementAndGet();
+          return false; // counted as it starts; its replies go through untouched
+        },
+        message -> true);
   }
 
   /**

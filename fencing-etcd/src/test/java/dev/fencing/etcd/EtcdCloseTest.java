@@ -6,61 +6,29 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencingToken;
 import dev.fencing.testing.EtcdServer;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.options.GetOption;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link EtcdFencedLock#close()} while another thread waits for the lock: etcd only ({@link
  * EtcdServer}), no PostgreSQL.
  */
 class EtcdCloseTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  @RegisterExtension static final EtcdFixture etcd = new EtcdFixture("close");
 
-  private static EtcdServer etcd;
-  private final List<Client> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void start() throws Exception {
-    etcd = EtcdServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Client::close);
-  }
+  private static final Duration PATIENCE = EtcdFixture.PATIENCE;
 
   private Client client() {
-    Client client = Client.builder().endpoints(etcd.endpoint()).build();
-    clients.add(client);
-    return client;
+    return etcd.client();
   }
 
   private static long keys(Client client, EtcdFencedLock lock) throws Exception {
-    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
-    return client
-        .getKVClient()
-        .get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
-        .getCount();
+    return EtcdFixture.keyCount(client, lock);
   }
 
   /**
@@ -73,19 +41,12 @@ class EtcdCloseTest {
   void anAcquisitionCompletingAfterCloseIsNotReturnedAsAcquired() throws Exception {
     Client holderClient = client();
     Client waiterClient = client();
-    String resource = "close-1";
+    String resource = etcd.resource();
     try (EtcdFencedLock holder = EtcdFencedLock.builder(holderClient, resource).build()) {
       EtcdFencedLock waiter = EtcdFencedLock.builder(waiterClient, resource).build();
       holder.acquire(PATIENCE);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return waiter.tryAcquire(PATIENCE);
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          EtcdFixture.tryAcquireAsync(waiter, PATIENCE);
       await().atMost(PATIENCE).until(() -> keys(holderClient, holder) == 2);
       Thread closer = new Thread(waiter::close, "closer");
       closer.start();
@@ -113,7 +74,7 @@ class EtcdCloseTest {
   void aReleaseDuringAnAcquisitionDoesNotReleaseWhatItAcquires() throws Exception {
     Client holderClient = client();
     Client waiterClient = client();
-    String resource = "close-2";
+    String resource = etcd.resource();
     // TTLs far longer than the test: a slow first request to a fresh etcd must not lose the lease
     try (EtcdFencedLock holder =
             EtcdFencedLock.builder(holderClient, resource).leaseTtl(Duration.ofMinutes(2)).build();
@@ -123,14 +84,7 @@ class EtcdCloseTest {
                 .build()) {
       holder.acquire(PATIENCE);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return waiter.tryAcquire(PATIENCE);
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          EtcdFixture.tryAcquireAsync(waiter, PATIENCE);
       await().atMost(PATIENCE).until(() -> keys(holderClient, holder) == 2);
       Thread releaser = new Thread(waiter::release, "releaser");
       releaser.start();

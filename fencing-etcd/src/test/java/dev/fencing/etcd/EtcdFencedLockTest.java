@@ -20,15 +20,7 @@ import dev.fencing.testing.EtcdServer;
 import dev.fencing.testing.TestDatabaseExtension;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.options.GetOption;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -42,11 +34,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,21 +49,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class EtcdFencedLockTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+  @RegisterExtension static final EtcdFixture etcd = new EtcdFixture("etcd");
 
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  private static final Duration PATIENCE = EtcdFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(300);
-  private static final AtomicInteger NAMES = new AtomicInteger();
 
-  private static EtcdServer etcd;
   private static HikariDataSource pool;
   private static FencedDataSource fenced;
 
-  private final List<Client> clients = new ArrayList<>();
   private String resource;
 
   @BeforeAll
   static void start() throws Exception {
-    etcd = EtcdServer.start();
     FencingMigrations.builder(db.migrationDataSource())
         .ownerRole(db.ownerRole())
         .applicationRole(db.appRole())
@@ -94,40 +81,20 @@ class EtcdFencedLockTest {
     if (pool != null) {
       pool.close();
     }
-    if (etcd != null) {
-      etcd.close();
-    }
   }
 
   @BeforeEach
   void declareResource() throws SQLException {
-    resource = "etcd-" + NAMES.incrementAndGet();
+    resource = etcd.resource();
     fenced.createExternalResource(resource);
   }
 
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Client::close);
-  }
-
   private Client client() {
-    Client client = Client.builder().endpoints(etcd.endpoint()).build();
-    clients.add(client);
-    return client;
+    return etcd.client();
   }
 
   private EtcdFencedLock lock(Client client) {
     return EtcdFencedLock.builder(client, resource).build();
-  }
-
-  /** How many holders' and waiters' keys exist under the lock's name. */
-  private static long keys(Client client, EtcdFencedLock lock) throws Exception {
-    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
-    return client
-        .getKVClient()
-        .get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
-        .getCount();
   }
 
   private static void zombieIsRefused(FencingToken zombie, FencingToken next) {
@@ -321,7 +288,7 @@ class EtcdFencedLockTest {
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client(), resource).leaseTtl(Duration.ofSeconds(3)).build()) {
       acquireShortLease(lock);
-      etcd.pause();
+      etcd.server().pause();
       try {
         CompletableFuture<?> keepAlive = lock.renewNow();
         await().atMost(PATIENCE).until(keepAlive::isDone);
@@ -329,7 +296,7 @@ class EtcdFencedLockTest {
         assertThat(lock.token()).isEmpty();
         assertThat(lock.keepsAlive()).as("no more keep-alives").isFalse();
       } finally {
-        etcd.resume();
+        etcd.server().resume();
       }
       lock.renewNow().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
       assertThat(lock.isHeld()).as("lost for good, whatever etcd answers now").isFalse();
@@ -348,12 +315,7 @@ class EtcdFencedLockTest {
   void aKeepAliveLeftUnansweredDoesNotEndAHoldingALaterOneConfirmed() throws Exception {
     AtomicLong now = new AtomicLong(System.nanoTime());
     AtomicReference<Thread> withhold = new AtomicReference<>();
-    Client client =
-        Client.builder()
-            .endpoints(etcd.endpoint())
-            .interceptor(withholdKeepAliveReplies(withhold))
-            .build();
-    clients.add(client);
+    Client client = etcd.client(withholdKeepAliveReplies(withhold));
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client, resource)
             .leaseTtl(Duration.ofSeconds(3))
@@ -384,12 +346,7 @@ class EtcdFencedLockTest {
   void aLeaseLostWhileWaitingIsNotReturnedAsAcquired() throws Exception {
     AtomicBoolean withhold = new AtomicBoolean();
     Client clientA = client();
-    Client clientB =
-        Client.builder()
-            .endpoints(etcd.endpoint())
-            .interceptor(withholdKeepAliveRepliesWhile(withhold))
-            .build();
-    clients.add(clientB);
+    Client clientB = etcd.client(withholdKeepAliveRepliesWhile(withhold));
     try (EtcdFencedLock lockA =
             EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofHours(1)).build();
         EtcdFencedLock lockB =
@@ -397,14 +354,7 @@ class EtcdFencedLockTest {
       lockA.acquire(PATIENCE);
       withhold.set(true);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return lockB.tryAcquire(PATIENCE);
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          EtcdFixture.tryAcquireAsync(lockB, PATIENCE);
       await()
           .atMost(PATIENCE)
           .until(
@@ -422,7 +372,9 @@ class EtcdFencedLockTest {
       assertThat(lockB.isHeld()).isFalse();
       assertThat(lockB.token()).isEmpty();
       assertThat(lockB.leaseId()).isEmpty();
-      assertThat(keys(clientA, lockA)).as("B's lease was revoked with its key").isZero();
+      assertThat(EtcdFixture.keyCount(clientA, lockA))
+          .as("B's lease was revoked with its key")
+          .isZero();
       assertThat(lockB.acquire(PATIENCE)).as("the lock object is usable again").isNotNull();
     }
   }
@@ -436,12 +388,7 @@ class EtcdFencedLockTest {
   void aLeaseLostWhileWaitingEndsTheWaitWhileTheLockIsStillTaken() throws Exception {
     AtomicBoolean withhold = new AtomicBoolean();
     Client clientA = client();
-    Client clientB =
-        Client.builder()
-            .endpoints(etcd.endpoint())
-            .interceptor(withholdKeepAliveRepliesWhile(withhold))
-            .build();
-    clients.add(clientB);
+    Client clientB = etcd.client(withholdKeepAliveRepliesWhile(withhold));
     // B first: A, closed first, lets a B that is still waiting go on (and B's close not block)
     try (EtcdFencedLock lockB =
             EtcdFencedLock.builder(clientB, resource).leaseTtl(Duration.ofSeconds(2)).build();
@@ -450,14 +397,7 @@ class EtcdFencedLockTest {
       lockA.acquire(PATIENCE);
       withhold.set(true);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return lockB.tryAcquire(Duration.ofHours(1));
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          EtcdFixture.tryAcquireAsync(lockB, Duration.ofHours(1));
       assertThatThrownBy(() -> waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .as("B's acquisition ends at the loss, while A still holds the lock")
           .isInstanceOf(ExecutionException.class)
@@ -466,7 +406,7 @@ class EtcdFencedLockTest {
           .hasMessageContaining("lost while acquiring");
       assertThat(lockA.isHeld()).isTrue();
       assertThat(lockB.isHeld()).isFalse();
-      assertThat(keys(clientA, lockA)).as("A's key only: B's was revoked").isOne();
+      assertThat(EtcdFixture.keyCount(clientA, lockA)).as("A's key only: B's was revoked").isOne();
     }
   }
 
@@ -494,15 +434,17 @@ class EtcdFencedLockTest {
                 }
               });
       waiter.start();
-      await().atMost(PATIENCE).until(() -> keys(clientA, lockA) == 2);
+      await().atMost(PATIENCE).until(() -> EtcdFixture.keyCount(clientA, lockA) == 2);
       waiter.interrupt();
       waiter.join(PATIENCE.toMillis());
       assertThat(waiter.isAlive()).isFalse();
       assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
       assertThat(lockB.isHeld()).isFalse();
-      assertThat(keys(clientA, lockA)).as("B's waiting key went with its lease").isOne();
+      assertThat(EtcdFixture.keyCount(clientA, lockA))
+          .as("B's waiting key went with its lease")
+          .isOne();
       lockA.release();
-      assertThat(keys(clientA, lockA)).as("nothing left once A released").isZero();
+      assertThat(EtcdFixture.keyCount(clientA, lockA)).as("nothing left once A released").isZero();
     }
   }
 
@@ -515,11 +457,7 @@ class EtcdFencedLockTest {
   void aLeaseWhoseTtlRanOutBeforeTheLockWasConfirmedIsNotReturnedAsAcquired() throws Exception {
     AtomicLong now = new AtomicLong(System.nanoTime());
     Client client =
-        Client.builder()
-            .endpoints(etcd.endpoint())
-            .interceptor(atEachReply("/Range", () -> now.addAndGet(TimeUnit.HOURS.toNanos(2))))
-            .build();
-    clients.add(client);
+        etcd.client(atEachReply("/Range", () -> now.addAndGet(TimeUnit.HOURS.toNanos(2))));
     Client other = client();
     try (EtcdFencedLock lock =
         EtcdFencedLock.builder(client, resource)
@@ -531,93 +469,33 @@ class EtcdFencedLockTest {
           .hasMessageContaining("lost while acquiring");
       assertThat(lock.isHeld()).isFalse();
       assertThat(lock.leaseId()).isEmpty();
-      assertThat(keys(other, lock)).as("the lease was revoked with its key").isZero();
+      assertThat(EtcdFixture.keyCount(other, lock))
+          .as("the lease was revoked with its key")
+          .isZero();
     }
   }
 
   /** Withholds every reply to LeaseKeepAlive calls started while {@code withhold} is set. */
   private static ClientInterceptor withholdKeepAliveRepliesWhile(AtomicBoolean withhold) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        ClientCall<Q, R> call = next.newCall(method, options);
-        if (!method.getFullMethodName().endsWith("/LeaseKeepAlive") || !withhold.get()) {
-          return call;
-        }
-        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-          @Override
-          public void start(Listener<R> listener, Metadata headers) {
-            super.start(
-                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                  @Override
-                  public void onMessage(R message) {
-                    // withheld
-                  }
-                },
-                headers);
-          }
-        };
-      }
-    };
+    return Replies.withhold(method -> method.endsWith("/LeaseKeepAlive") && withhold.get());
   }
 
   /** Runs {@code action} before each reply to the calls of the method ending in {@code suffix}. */
   private static ClientInterceptor atEachReply(String suffix, Runnable action) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        ClientCall<Q, R> call = next.newCall(method, options);
-        if (!method.getFullMethodName().endsWith(suffix)) {
-          return call;
-        }
-        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-          @Override
-          public void start(Listener<R> listener, Metadata headers) {
-            super.start(
-                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                  @Override
-                  public void onMessage(R message) {
-                    action.run();
-                    super.onMessage(message);
-                  }
-                },
-                headers);
-          }
-        };
-      }
-    };
+    return Replies.onEachReply(
+        method -> method.endsWith(suffix),
+        message -> {
+          action.run();
+          return true;
+        });
   }
 
   /**
    * Withholds every reply to the LeaseKeepAlive calls started on the thread {@code withhold} names.
    */
   private static ClientInterceptor withholdKeepAliveReplies(AtomicReference<Thread> withhold) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        ClientCall<Q, R> call = next.newCall(method, options);
-        if (!method.getFullMethodName().endsWith("/LeaseKeepAlive")
-            || withhold.get() != Thread.currentThread()) {
-          return call;
-        }
-        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-          @Override
-          public void start(Listener<R> listener, Metadata headers) {
-            super.start(
-                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                  @Override
-                  public void onMessage(R message) {
-                    // withheld
-                  }
-                },
-                headers);
-          }
-        };
-      }
-    };
+    return Replies.withhold(
+        method -> method.endsWith("/LeaseKeepAlive") && withhold.get() == Thread.currentThread());
   }
 
   /**
@@ -649,9 +527,7 @@ class EtcdFencedLockTest {
    * A lock of an hour's TTL on {@code now}, which moves LATENCY at each lease call's first reply.
    */
   private EtcdFencedLock latencyLock(AtomicLong now) {
-    Client client =
-        Client.builder().endpoints(etcd.endpoint()).interceptor(replyLatency(now)).build();
-    clients.add(client);
+    Client client = etcd.client(replyLatency(now));
     return EtcdFencedLock.builder(client, resource)
         .leaseTtl(Duration.ofHours(1))
         .nanoTime(now::get)
@@ -659,36 +535,19 @@ class EtcdFencedLockTest {
   }
 
   private static ClientInterceptor replyLatency(AtomicLong now) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        ClientCall<Q, R> call = next.newCall(method, options);
-        String name = method.getFullMethodName();
-        if (!name.endsWith("/LeaseGrant") && !name.endsWith("/LeaseKeepAlive")) {
-          return call;
-        }
-        // jetcd's keepAliveOnce ends its stream with the request again (WriteStream.end(request)):
-        // etcd's answer to that second copy, which completes nothing, comes at any time later
-        AtomicBoolean answered = new AtomicBoolean();
-        return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-          @Override
-          public void start(Listener<R> listener, Metadata headers) {
-            super.start(
-                new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                  @Override
-                  public void onMessage(R message) {
-                    if (!answered.getAndSet(true)) {
-                      now.addAndGet(LATENCY);
-                    }
-                    super.onMessage(message);
-                  }
-                },
-                headers);
-          }
-        };
-      }
-    };
+    // jetcd's keepAliveOnce ends its stream with the request again (WriteStream.end(request)):
+    // etcd's answer to that second copy, which completes nothing, comes at any time later
+    return Replies.tap(
+        method -> method.endsWith("/LeaseGrant") || method.endsWith("/LeaseKeepAlive"),
+        call -> {
+          AtomicBoolean answered = new AtomicBoolean();
+          return message -> {
+            if (!answered.getAndSet(true)) {
+              now.addAndGet(LATENCY);
+            }
+            return true;
+          };
+        });
   }
 
   @Test
@@ -704,7 +563,9 @@ class EtcdFencedLockTest {
           .hasMessageContaining(resource);
       assertThat(lockB.isHeld()).isFalse();
       assertThat(lockB.leaseId()).isEmpty();
-      assertThat(keys(clientA, lockA)).as("the waiters' keys went with their leases").isOne();
+      assertThat(EtcdFixture.keyCount(clientA, lockA))
+          .as("the waiters' keys went with their leases")
+          .isOne();
 
       CompletableFuture<FencingToken> waiting =
           CompletableFuture.supplyAsync(
@@ -715,14 +576,14 @@ class EtcdFencedLockTest {
                   throw new IllegalStateException(e);
                 }
               });
-      await().atMost(PATIENCE).until(() -> keys(clientA, lockA) == 2);
+      await().atMost(PATIENCE).until(() -> EtcdFixture.keyCount(clientA, lockA) == 2);
       assertThat(waiting).isNotDone();
       lockA.release();
       assertThat(lockA.isHeld()).isFalse();
       FencingToken tokenB = waiting.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
       assertThat(tokenB.value()).isGreaterThan(tokenA.value());
       lockB.release(); // any thread may release
-      assertThat(keys(clientA, lockA)).isZero();
+      assertThat(EtcdFixture.keyCount(clientA, lockA)).isZero();
     }
   }
 
@@ -752,7 +613,7 @@ class EtcdFencedLockTest {
             EtcdFencedLock.builder(clientA, resource).leaseTtl(Duration.ofSeconds(30)).build();
         EtcdFencedLock lockB = lock(clientB)) {
       FencingToken token = lockA.acquire(PATIENCE);
-      etcd.restart();
+      etcd.server().restart();
       assertThat(lockB.tryAcquire(Duration.ofSeconds(2))).isEmpty();
       assertThat(lockA.isHeld()).isTrue();
       assertThat(lockA.token()).contains(token);
@@ -790,7 +651,7 @@ class EtcdFencedLockTest {
     lock.close();
     lock.close();
     assertThat(lock.isHeld()).isFalse();
-    assertThat(keys(client, (EtcdFencedLock) lock)).isZero();
+    assertThat(EtcdFixture.keyCount(client, (EtcdFencedLock) lock)).isZero();
     assertThatThrownBy(() -> lock.tryAcquire(SHORT))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("closed");

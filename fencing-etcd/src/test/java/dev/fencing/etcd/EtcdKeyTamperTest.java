@@ -8,19 +8,13 @@ import dev.fencing.testing.EtcdServer;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A holding's lock key changed behind its back, by hand or by another client: overwritten (etcd
@@ -31,53 +25,24 @@ import org.junit.jupiter.api.Test;
  * ({@link EtcdServer}); the changes are seen through the holding's watch, awaited, no sleeps.
  */
 class EtcdKeyTamperTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
-  private static final AtomicInteger NAMES = new AtomicInteger();
+  @RegisterExtension static final EtcdFixture etcd = new EtcdFixture("tamper");
 
-  private static EtcdServer etcd;
+  private static final Duration PATIENCE = EtcdFixture.PATIENCE;
 
-  private final List<Client> clients = new ArrayList<>();
   private String resource;
-
-  @BeforeAll
-  static void start() throws Exception {
-    etcd = EtcdServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
 
   @BeforeEach
   void name() {
-    resource = "tamper-" + NAMES.incrementAndGet();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(Client::close);
+    resource = etcd.resource();
   }
 
   private Client client() {
-    Client client = Client.builder().endpoints(etcd.endpoint()).build();
-    clients.add(client);
-    return client;
+    return etcd.client();
   }
 
   /** The one holder's key under the lock's name. */
   private static KeyValue key(Client client, EtcdFencedLock lock) throws Exception {
-    ByteSequence prefix = ByteSequence.from(lock.lockName() + "/", StandardCharsets.UTF_8);
-    List<KeyValue> kvs =
-        client
-            .getKVClient()
-            .get(prefix, GetOption.builder().isPrefix(true).build())
-            .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
-            .getKvs();
-    assertThat(kvs).hasSize(1);
-    return kvs.get(0);
+    return EtcdFixture.holderKey(client, lock);
   }
 
   private static ByteSequence bytes(String s) {

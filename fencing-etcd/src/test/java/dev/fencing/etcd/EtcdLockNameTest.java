@@ -3,14 +3,11 @@ package dev.fencing.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.jdbc.FencingToken;
-import dev.fencing.testing.EtcdServer;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Default lock names of different resources are independent locks: a resource whose name extends
@@ -19,31 +16,16 @@ import org.junit.jupiter.api.Test;
  * and {@code fencing/locks/tenant/a/} was a prefix of {@code fencing/locks/tenant/a/ledger/}.
  */
 class EtcdLockNameTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  @RegisterExtension static final EtcdFixture etcd = new EtcdFixture("tenant");
+
+  private static final Duration PATIENCE = EtcdFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(500);
-  private static final AtomicInteger NAMES = new AtomicInteger();
-
-  private static EtcdServer etcd;
-  private static Client clientA;
-  private static Client clientB;
-
-  @BeforeAll
-  static void start() throws Exception {
-    etcd = EtcdServer.start();
-    clientA = Client.builder().endpoints(etcd.endpoint()).build();
-    clientB = Client.builder().endpoints(etcd.endpoint()).build();
-  }
-
-  @AfterAll
-  static void stop() {
-    clientA.close();
-    clientB.close();
-    etcd.close();
-  }
 
   @Test
   void aHolderOfANestedNameDoesNotBlockTheOuterName() throws Exception {
-    String outer = "tenant-" + NAMES.incrementAndGet();
+    Client clientA = etcd.client();
+    Client clientB = etcd.client();
+    String outer = etcd.resource();
     try (EtcdFencedLock nested = EtcdFencedLock.builder(clientA, outer + "/ledger").build();
         EtcdFencedLock parent = EtcdFencedLock.builder(clientB, outer).build()) {
       nested.acquire(PATIENCE);
@@ -54,6 +36,7 @@ class EtcdLockNameTest {
 
   @Test
   void defaultLockNamesOfDifferentResourcesAreNeverNested() {
+    Client clientA = etcd.client();
     String a = EtcdFencedLock.builder(clientA, "t/a").build().lockName();
     String b = EtcdFencedLock.builder(clientA, "t/a/b").build().lockName();
     assertThat((b + "/").startsWith(a + "/")).isFalse();

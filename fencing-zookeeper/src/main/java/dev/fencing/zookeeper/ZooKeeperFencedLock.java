@@ -363,7 +363,8 @@ public final class ZooKeeperFencedLock implements FencedLock {
      * Builds the lock (nothing is sent to ZooKeeper yet).
      *
      * @throws IllegalArgumentException if the resource name or the lock path is malformed, or the
-     *     path is the root or in ZooKeeper's reserved {@code /zookeeper} subtree
+     *     path is the root or, on the server (under the connect string's chroot and the client's
+     *     Curator namespace), in ZooKeeper's reserved {@code /zookeeper} subtree
      * @throws IllegalStateException if the Curator client is not started
      */
     public ZooKeeperFencedLock build() {
@@ -380,7 +381,10 @@ public final class ZooKeeperFencedLock implements FencedLock {
                 + (lockPath == null ? " (set one with lockPath(...))" : ""),
             e);
       }
-      LockPaths.requireOwnNode(path);
+      LockPaths.requireOwnNode(
+          path,
+          LockPaths.chroot(client.getZookeeperClient().getCurrentConnectionString()),
+          client.getNamespace());
       if (client.getState() != CuratorFrameworkState.STARTED) {
         throw new IllegalStateException(
             "the Curator client must be started, is " + client.getState());

@@ -4,14 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bad input to {@link ZooKeeperFencedLock.Builder}, catalogued in docs/BAD-INPUT.md: lock paths
@@ -19,23 +15,13 @@ import org.junit.jupiter.api.Test;
  * anything is sent: the tree is unchanged.
  */
 class BadInputZooKeeperTest {
-  private static TestingServer zooKeeper;
+  @RegisterExtension static final ZooKeeperFixture zk = new ZooKeeperFixture("bad-input");
+
   private static CuratorFramework client;
 
   @BeforeAll
   static void start() throws Exception {
-    zooKeeper = new TestingServer(true);
-    client =
-        CuratorFrameworkFactory.newClient(
-            zooKeeper.getConnectString(), new ExponentialBackoffRetry(100, 10));
-    client.start();
-    assertThat(client.blockUntilConnected(30, TimeUnit.SECONDS)).isTrue();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    client.close();
-    zooKeeper.close();
+    client = zk.client();
   }
 
   private List<String> tree() throws Exception {
@@ -63,7 +49,9 @@ class BadInputZooKeeperTest {
 
   /**
    * A lock path in ZooKeeper's reserved {@code /zookeeper} subtree (quotas, the ensemble's
-   * configuration): accepted, and the lock nodes were created among ZooKeeper's own.
+   * configuration): accepted, and the lock nodes were created among ZooKeeper's own. Only on the
+   * server's path: under a chroot or namespace it is an ordinary node ({@code
+   * ZooKeeperLockPathTest#aZookeeperPathUnderAChrootOrNamespaceIsAnOrdinaryNode}).
    */
   @Test
   void zooKeepersReservedSubtreeIsNoLockPath() throws Exception {
@@ -78,6 +66,36 @@ class BadInputZooKeeperTest {
     assertThat(ZooKeeperFencedLock.builder(client, "r").lockPath("/zookeepers/r").build())
         .as("B163: only the subtree itself is reserved")
         .isNotNull();
+    assertThat(tree()).isEqualTo(before);
+  }
+
+  /**
+   * A chroot in the connect string, or a Curator namespace, that puts an ordinary lock path (the
+   * default one here) in ZooKeeper's reserved subtree on the server: {@code /fencing/locks/r} under
+   * the chroot or namespace {@code zookeeper} is {@code /zookeeper/fencing/locks/r}. It was
+   * accepted (the builder looked at the lock path alone), and the lock nodes were created among
+   * ZooKeeper's own. Refused, naming the server's path and where its prefix comes from.
+   */
+  @Test
+  void aChrootOrNamespaceThatPutsTheLockInZooKeepersSubtreeIsRefused() throws Exception {
+    List<String> before = tree();
+    CuratorFramework chrooted = zk.client(b -> b.connectString(zk.connectString() + "/zookeeper"));
+    CuratorFramework namespaced = zk.client(b -> b.namespace("zookeeper"));
+    assertThatThrownBy(() -> ZooKeeperFencedLock.builder(chrooted, "r").build())
+        .as("B168 chroot")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "ZooKeeper lock path '/fencing/locks/r' is '/zookeeper/fencing/locks/r' on the server"
+                + " (the connect string's chroot '/zookeeper')")
+        .hasMessageContaining("reserved /zookeeper subtree")
+        .hasMessageContaining("another chroot or namespace");
+    assertThatThrownBy(() -> ZooKeeperFencedLock.builder(namespaced, "r").lockPath("/r").build())
+        .as("B168 namespace")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "ZooKeeper lock path '/r' is '/zookeeper/r' on the server (the Curator namespace"
+                + " 'zookeeper')")
+        .hasMessageContaining("reserved /zookeeper subtree");
     assertThat(tree()).isEqualTo(before);
   }
 }

@@ -26,7 +26,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -34,7 +33,6 @@ import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher.Event.KeeperState;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,21 +45,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ZooKeeperFencedLockTest {
   @RegisterExtension static final TestDatabaseExtension db = new TestDatabaseExtension();
+  @RegisterExtension static final ZooKeeperFixture zk = new ZooKeeperFixture("zk");
 
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  private static final Duration PATIENCE = ZooKeeperFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(200);
-  private static final AtomicInteger NAMES = new AtomicInteger();
 
-  private static TestingServer zooKeeper;
   private static HikariDataSource pool;
   private static FencedDataSource fenced;
 
-  private final List<CuratorFramework> clients = new ArrayList<>();
   private String resource;
 
   @BeforeAll
   static void start() throws Exception {
-    zooKeeper = new TestingServer(true);
     FencingMigrations.builder(db.migrationDataSource())
         .ownerRole(db.ownerRole())
         .applicationRole(db.appRole())
@@ -80,32 +75,16 @@ class ZooKeeperFencedLockTest {
   @AfterAll
   static void stop() throws Exception {
     pool.close();
-    zooKeeper.close();
   }
 
   @BeforeEach
   void declareResource() throws SQLException {
-    resource = "zk-" + NAMES.incrementAndGet();
+    resource = zk.resource();
     fenced.createExternalResource(resource);
   }
 
-  @AfterEach
-  void closeClients() {
-    clients.forEach(CuratorFramework::close);
-  }
-
   private CuratorFramework client() throws InterruptedException {
-    CuratorFramework client =
-        CuratorFrameworkFactory.builder()
-            .connectString(zooKeeper.getConnectString())
-            .sessionTimeoutMs(20_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10))
-            .build();
-    clients.add(client);
-    client.start();
-    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    return client;
+    return zk.client();
   }
 
   private ZooKeeperFencedLock lock(CuratorFramework client) {
@@ -118,19 +97,19 @@ class ZooKeeperFencedLockTest {
    * ephemeral nodes. The client learns of it only later, when it reconnects.
    */
   private static void expireSession(CuratorFramework client) throws Exception {
-    ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+    ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
     CountDownLatch connected = new CountDownLatch(1);
     ZooKeeper twin =
         new ZooKeeper(
-            zooKeeper.getConnectString(),
+            zk.connectString(),
             20_000,
             event -> {
               if (event.getState() == KeeperState.SyncConnected) {
                 connected.countDown();
               }
             },
-            zk.getSessionId(),
-            zk.getSessionPasswd());
+            handle.getSessionId(),
+            handle.getSessionPasswd());
     try {
       assertThat(connected.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
     } finally {
@@ -365,7 +344,7 @@ class ZooKeeperFencedLockTest {
         ZooKeeperFencedLock lockB = lock(clientB)) {
       FencingToken token = lockA.acquire(PATIENCE);
       long session = clientA.getZookeeperClient().getZooKeeper().getSessionId();
-      zooKeeper.restart(); // every connection drops; sessions survive (20 s timeout)
+      zk.server().restart(); // every connection drops; sessions survive (20 s timeout)
       assertThat(clientA.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .isTrue();
       await().atMost(PATIENCE).until(lockA::isHeld);
@@ -397,8 +376,7 @@ class ZooKeeperFencedLockTest {
     assertThat(ZooKeeperFencedLock.builder(client, "a/../b").lockPath("/locks/ab").build())
         .isNotNull();
     CuratorFramework unstarted =
-        CuratorFrameworkFactory.newClient(
-            zooKeeper.getConnectString(), new ExponentialBackoffRetry(100, 1));
+        CuratorFrameworkFactory.newClient(zk.connectString(), new ExponentialBackoffRetry(100, 1));
     assertThatThrownBy(() -> ZooKeeperFencedLock.builder(unstarted, "r").build())
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("started");

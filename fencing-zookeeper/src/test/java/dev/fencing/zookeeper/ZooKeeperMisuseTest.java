@@ -6,23 +6,16 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link ZooKeeperFencedLock} used as users do, rightly and wrongly: what it says is what ZooKeeper
@@ -30,45 +23,17 @@ import org.junit.jupiter.api.Test;
  * before their fix (docs/ARCHITECTURE.md, "Attacked as a zombie and misused").
  */
 class ZooKeeperMisuseTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  @RegisterExtension static final ZooKeeperFixture zk = new ZooKeeperFixture("zk-misuse");
+
+  private static final Duration PATIENCE = ZooKeeperFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(300);
-  private static final AtomicInteger NAMES = new AtomicInteger();
-
-  private static TestingServer zooKeeper;
-  private final List<CuratorFramework> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void start() throws Exception {
-    zooKeeper = new TestingServer(true);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    zooKeeper.close();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(CuratorFramework::close);
-  }
 
   private CuratorFramework client(@Nullable String namespace) throws InterruptedException {
-    CuratorFramework client =
-        CuratorFrameworkFactory.builder()
-            .connectString(zooKeeper.getConnectString())
-            .namespace(namespace)
-            .sessionTimeoutMs(20_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10))
-            .build();
-    clients.add(client);
-    client.start();
-    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    return client;
+    return zk.client(b -> b.namespace(namespace));
   }
 
   private static String resource() {
-    return "zk-misuse-" + NAMES.incrementAndGet();
+    return zk.resource();
   }
 
   @Test
@@ -96,7 +61,7 @@ class ZooKeeperMisuseTest {
     CuratorFramework client = client(null);
     try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource()).build()) {
       FencingToken token = lock.acquire(PATIENCE);
-      zooKeeper.stop();
+      zk.server().stop();
       try {
         await().atMost(PATIENCE).until(() -> !lock.isHeld());
         assertThat(lock.token()).isEmpty();
@@ -105,7 +70,7 @@ class ZooKeeperMisuseTest {
             .isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("already held");
       } finally {
-        zooKeeper.restart();
+        zk.server().restart();
       }
       await().atMost(PATIENCE).until(lock::isHeld);
       assertThat(lock.token()).contains(token);
@@ -152,12 +117,7 @@ class ZooKeeperMisuseTest {
   @Test
   void aChrootedClientAndANamespacedClientShareTheLock() throws Exception {
     client(null).create().forPath("/chrooted");
-    CuratorFramework chrooted =
-        CuratorFrameworkFactory.newClient(
-            zooKeeper.getConnectString() + "/chrooted", new ExponentialBackoffRetry(100, 10));
-    clients.add(chrooted);
-    chrooted.start();
-    assertThat(chrooted.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    CuratorFramework chrooted = zk.client(b -> b.connectString(zk.connectString() + "/chrooted"));
     String resource = resource();
     try (ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(chrooted, resource).build();
         ZooKeeperFencedLock next =
@@ -272,18 +232,7 @@ class ZooKeeperMisuseTest {
       ExecutorService x = Executors.newSingleThreadExecutor();
       ExecutorService y = Executors.newSingleThreadExecutor();
       try {
-        CompletableFuture<FencingToken> onX = acquireOn(x, shared);
-        await()
-            .atMost(PATIENCE)
-            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 2);
-        CompletableFuture<FencingToken> onY = acquireOn(y, shared);
-        await()
-            .atMost(PATIENCE)
-            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 3);
-        first.release();
-        FencingToken tokenX = onX.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        other.delete().forPath(nodeOf(other, first.lockPath(), tokenX));
-        FencingToken tokenY = onY.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        FencingToken tokenY = xLosesThenYHolds(first, shared, other, x, y);
         assertThat(shared.token()).contains(tokenY);
 
         CompletableFuture.runAsync(shared::release, x).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
@@ -315,18 +264,7 @@ class ZooKeeperMisuseTest {
       ExecutorService x = Executors.newSingleThreadExecutor();
       ExecutorService y = Executors.newSingleThreadExecutor();
       try {
-        CompletableFuture<FencingToken> onX = acquireOn(x, shared);
-        await()
-            .atMost(PATIENCE)
-            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 2);
-        CompletableFuture<FencingToken> onY = acquireOn(y, shared);
-        await()
-            .atMost(PATIENCE)
-            .until(() -> other.getChildren().forPath(first.lockPath()).size() == 3);
-        first.release();
-        FencingToken tokenX = onX.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        other.delete().forPath(nodeOf(other, first.lockPath(), tokenX));
-        FencingToken tokenY = onY.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        FencingToken tokenY = xLosesThenYHolds(first, shared, other, x, y);
 
         assertThatThrownBy(() -> acquireOn(x, shared).get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
             .hasMessageContaining("already held with token " + tokenY);
@@ -340,6 +278,28 @@ class ZooKeeperMisuseTest {
         y.shutdownNow();
       }
     }
+  }
+
+  /**
+   * With {@code first} holding: threads {@code x}, then {@code y}, wait on {@code shared}; {@code
+   * first} releases, {@code x} holds and loses its node (deleted by {@code other}), and {@code y}
+   * then holds. Returns {@code y}'s token.
+   */
+  private static FencingToken xLosesThenYHolds(
+      ZooKeeperFencedLock first,
+      ZooKeeperFencedLock shared,
+      CuratorFramework other,
+      Executor x,
+      Executor y)
+      throws Exception {
+    CompletableFuture<FencingToken> onX = acquireOn(x, shared);
+    await().atMost(PATIENCE).until(() -> other.getChildren().forPath(first.lockPath()).size() == 2);
+    CompletableFuture<FencingToken> onY = acquireOn(y, shared);
+    await().atMost(PATIENCE).until(() -> other.getChildren().forPath(first.lockPath()).size() == 3);
+    first.release();
+    FencingToken tokenX = onX.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    other.delete().forPath(nodeOf(other, first.lockPath(), tokenX));
+    return onY.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
   }
 
   private static CompletableFuture<FencingToken> acquireOn(

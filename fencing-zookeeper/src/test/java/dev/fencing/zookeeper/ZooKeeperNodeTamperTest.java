@@ -5,58 +5,26 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A held lock node tampered with by another client (an operator's script, a careless tool): the
  * holder must not go on saying it holds a node that is no longer the one it acquired.
  */
 class ZooKeeperNodeTamperTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
-  private static TestingServer zooKeeper;
-  private final List<CuratorFramework> clients = new ArrayList<>();
+  @RegisterExtension static final ZooKeeperFixture zk = new ZooKeeperFixture("tamper");
 
-  @BeforeAll
-  static void start() throws Exception {
-    zooKeeper = new TestingServer(true);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    zooKeeper.close();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(CuratorFramework::close);
-  }
+  private static final Duration PATIENCE = ZooKeeperFixture.PATIENCE;
 
   private CuratorFramework client() throws InterruptedException {
-    CuratorFramework client =
-        CuratorFrameworkFactory.builder()
-            .connectString(zooKeeper.getConnectString())
-            .sessionTimeoutMs(20_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10))
-            .build();
-    clients.add(client);
-    client.start();
-    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    return client;
+    return zk.client();
   }
 
   /**

@@ -7,26 +7,18 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.jdbc.FencedLockException;
 import dev.fencing.jdbc.FencingToken;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The client's session changing in the middle of an acquisition: the client gave its session up
@@ -35,40 +27,14 @@ import org.junit.jupiter.api.Test;
  * session out. A node of a session the client has left is not the client's to hold.
  */
 class ZooKeeperSessionChangeTest {
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  @RegisterExtension static final ZooKeeperFixture zk = new ZooKeeperFixture("zk-session");
+
+  private static final Duration PATIENCE = ZooKeeperFixture.PATIENCE;
   private static final Duration SHORT = Duration.ofMillis(300);
-  private static final AtomicInteger NAMES = new AtomicInteger();
-
-  private static TestingServer zooKeeper;
-  private final List<CuratorFramework> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void start() throws Exception {
-    zooKeeper = new TestingServer(true);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    zooKeeper.close();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(CuratorFramework::close);
-  }
 
   private CuratorFramework client() throws InterruptedException {
-    CuratorFramework client =
-        CuratorFrameworkFactory.builder()
-            .connectString(zooKeeper.getConnectString())
-            .sessionTimeoutMs(60_000) // the server keeps a left session for the whole test
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10))
-            .build();
-    clients.add(client);
-    client.start();
-    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    return client;
+    // the server keeps a left session for the whole test
+    return zk.client(b -> b.sessionTimeoutMs(60_000));
   }
 
   /**
@@ -97,7 +63,7 @@ class ZooKeeperSessionChangeTest {
   }
 
   private String resource() {
-    return "zk-session-" + NAMES.incrementAndGet();
+    return zk.resource();
   }
 
   /**
@@ -158,14 +124,7 @@ class ZooKeeperSessionChangeTest {
         ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build()) {
       holder.acquire(PATIENCE);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return waiter.tryAcquire(PATIENCE);
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          ZooKeeperFixture.tryAcquireAsync(waiter, PATIENCE);
       await()
           .atMost(PATIENCE)
           .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
@@ -197,14 +156,7 @@ class ZooKeeperSessionChangeTest {
       ZooKeeperFencedLock waiter = ZooKeeperFencedLock.builder(waiterClient, resource).build();
       holder.acquire(PATIENCE);
       CompletableFuture<Optional<FencingToken>> waiting =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return waiter.tryAcquire(PATIENCE);
-                } catch (InterruptedException e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          ZooKeeperFixture.tryAcquireAsync(waiter, PATIENCE);
       await()
           .atMost(PATIENCE)
           .until(() -> holderClient.getChildren().forPath(holder.lockPath()).size() == 2);
@@ -229,20 +181,16 @@ class ZooKeeperSessionChangeTest {
   @Test
   void aHoldingOfASessionTheClientLeftIsNotAlreadyHeldWhileTheClientReconnects() throws Exception {
     CuratorFramework client =
-        CuratorFrameworkFactory.builder()
-            .connectString(zooKeeper.getConnectString())
-            .sessionTimeoutMs(60_000)
-            .connectionTimeoutMs(500)
-            .retryPolicy(new RetryNTimes(0, 0)) // no retries: fail fast while ZooKeeper is down
-            .build();
-    clients.add(client);
-    client.start();
-    assertThat(client.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        zk.client(
+            b ->
+                b.sessionTimeoutMs(60_000)
+                    .connectionTimeoutMs(500)
+                    .retryPolicy(new RetryNTimes(0, 0))); // no retries: fail fast while it is down
     ZooKeeperFencedLock lock = ZooKeeperFencedLock.builder(client, resource()).build();
     lock.acquire(PATIENCE);
     ZooKeeper held = client.getZookeeperClient().getZooKeeper();
     long session = held.getSessionId();
-    zooKeeper.stop();
+    zk.server().stop();
     try {
       held.getTestable().injectSessionExpiration(); // as Curator does after the session timeout
       await()
@@ -253,7 +201,7 @@ class ZooKeeperSessionChangeTest {
           .isInstanceOf(FencedLockException.class)
           .hasMessageContaining("could not acquire");
     } finally {
-      zooKeeper.restart();
+      zk.server().restart();
     }
   }
 }
