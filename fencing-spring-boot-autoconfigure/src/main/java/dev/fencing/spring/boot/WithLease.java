@@ -40,7 +40,10 @@ import org.springframework.core.annotation.AliasFor;
  *
  * <p><b>Nesting.</b> A method for a resource whose token is already bound on the thread runs in the
  * outer lease (re-entrant). The method must do its work on the calling thread: methods returning a
- * {@code CompletionStage}, {@code Future} or reactive type are refused at start-up.
+ * {@code CompletionStage}, {@code Future} or reactive type are refused at start-up. Work it hands
+ * to Boot's task executor ({@code @Async}) carries its tokens, with their leases: wait for it
+ * inside the method, since a task still writing after the method returned (the lease released) is
+ * refused.
  *
  * <p><b>Lease settings</b> default to {@code fencing.lease.*}: the lease is renewed in the
  * background while the method runs ({@code fencing.lease.keep-alive}), so {@link #ttl()} bounds how

@@ -3,23 +3,26 @@ package dev.fencing.spring.boot.autoconfigure;
 import dev.fencing.jdbc.LeaseClient;
 import javax.sql.DataSource;
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Fallback;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.core.task.TaskDecorator;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -36,7 +39,12 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *       {@code fencingSchemaInitializer}; {@code fencing.migrations.migrate=false} validates
  *       instead);
  *   <li>a {@link LeaseClient} bean over the pool, and the {@link dev.fencing.spring.boot.WithLease}
- *       advice;
+ *       advice; the lease client and the migrations use the {@code DataSource} bean not in {@code
+ *       fencing.datasource.exclude} (the only one, or the {@code @Primary} one), and start-up fails
+ *       naming the beans when several are candidates and none is chosen ({@link FenceDataSource});
+ *   <li>a {@code TaskDecorator} that carries the submitting thread's tokens into tasks of Boot's
+ *       task executors and scheduler ({@code @Async}), and leaves nothing bound on a pooled thread
+ *       ({@link FencingTaskDecorator});
  *   <li>refusals reach callers as {@link dev.fencing.spring.boot.FencingRefusedDataAccessException}
  *       from {@code JdbcTemplate}, {@code JdbcTransactionManager}, {@code JpaTransactionManager}
  *       and repositories;
@@ -84,9 +92,9 @@ public final class FencingAutoConfiguration {
   }
 
   @Bean
-  @ConditionalOnSingleCandidate(DataSource.class)
+  @ConditionalOnBean(DataSource.class)
   FencingSchemaInitializer fencingSchemaInitializer(
-      DataSource dataSource,
+      ListableBeanFactory beanFactory,
       FencingProperties properties,
       ObjectProvider<FencingDataSourcePostProcessor> wrapper,
       Environment environment) {
@@ -95,19 +103,21 @@ public final class FencingAutoConfiguration {
       postProcessor.requireFenced(); // before the application's Flyway or JPA writes
     }
     return new FencingSchemaInitializer(
-        pool(dataSource, wrapper), properties, environment.getProperty("spring.application.name"));
+        FenceDataSource.pool(beanFactory, properties, wrapper),
+        properties,
+        environment.getProperty("spring.application.name"));
   }
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  @ConditionalOnSingleCandidate(DataSource.class)
+  @ConditionalOnBean(DataSource.class)
   LeaseClient fencingLeaseClient(
-      DataSource dataSource,
+      ListableBeanFactory beanFactory,
       FencingProperties properties,
       ObjectProvider<FencingDataSourcePostProcessor> wrapper) {
     FencingProperties.Lease lease = properties.lease();
     LeaseClient.Builder builder =
-        LeaseClient.builder(pool(dataSource, wrapper))
+        LeaseClient.builder(FenceDataSource.pool(beanFactory, properties, wrapper))
             .schema(properties.schema())
             .handoverTimeout(lease.handoverTimeout())
             .keepAlive(lease.keepAlive())
@@ -133,6 +143,17 @@ public final class FencingAutoConfiguration {
       HeldLeases held) {
     LeaseAttributeSource attributes = new LeaseAttributeSource(beanFactory);
     return new LeaseAdvisor(attributes, new LeaseInterceptor(attributes, leases, properties, held));
+  }
+
+  /**
+   * Boot's task executors ({@code @Async}, {@code applicationTaskExecutor}) carry the submitting
+   * thread's tokens into each task. Boot composes every {@code TaskDecorator} bean;
+   * {@code @Fallback}: an injection point of one {@code TaskDecorator} gets the application's own.
+   */
+  @Bean
+  @Fallback
+  TaskDecorator fencingTaskDecorator() {
+    return new FencingTaskDecorator();
   }
 
   /** The pool under a data source fenced by this configuration (lease and migration SQL). */

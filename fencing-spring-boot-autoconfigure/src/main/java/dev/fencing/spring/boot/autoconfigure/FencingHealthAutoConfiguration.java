@@ -5,14 +5,12 @@ import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.shedlock.FencedLockProvider;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
@@ -41,15 +39,13 @@ public final class FencingHealthAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean(name = "fencingHealthIndicator")
-  @ConditionalOnSingleCandidate(DataSource.class)
   FencingHealthIndicator fencingHealthIndicator(
-      DataSource dataSource,
       FencingProperties properties,
       ObjectProvider<FencingDataSourcePostProcessor> wrapper,
       HeldLeases held,
       ListableBeanFactory beanFactory) {
     FencingMigrations migrations =
-        FencingMigrations.builder(FencingAutoConfiguration.pool(dataSource, wrapper))
+        FencingMigrations.builder(FenceDataSource.pool(beanFactory, properties, wrapper))
             .schema(properties.schema())
             .applicationRole(properties.migrations().applicationRole())
             .ownerRole(properties.migrations().ownerRole())

@@ -155,7 +155,7 @@ final class FencingSchemaInitializer implements InitializingBean {
     private final String description;
     private final String action;
 
-    StartUpException(String description, String action, Throwable cause) {
+    StartUpException(String description, String action, @Nullable Throwable cause) {
       super(description + " " + action, cause);
       this.description = description;
       this.action = action;

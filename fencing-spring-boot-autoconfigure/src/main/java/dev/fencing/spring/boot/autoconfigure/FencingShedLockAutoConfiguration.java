@@ -2,14 +2,13 @@ package dev.fencing.spring.boot.autoconfigure;
 
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.shedlock.FencedLockProvider;
-import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -30,15 +29,14 @@ public final class FencingShedLockAutoConfiguration {
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean(LockProvider.class)
-  @ConditionalOnSingleCandidate(DataSource.class)
   FencedLockProvider fencingLockProvider(
-      DataSource dataSource,
+      ListableBeanFactory beanFactory,
       FencingProperties properties,
       ObjectProvider<FencingDataSourcePostProcessor> wrapper,
       ObjectProvider<LeaseClient> leases) {
     FencingProperties.Lease lease = properties.lease();
     LeaseClient.Builder builder =
-        LeaseClient.builder(FencingAutoConfiguration.pool(dataSource, wrapper))
+        LeaseClient.builder(FenceDataSource.pool(beanFactory, properties, wrapper))
             .schema(properties.schema())
             .handoverTimeout(lease.handoverTimeout())
             .keepAlive(false);

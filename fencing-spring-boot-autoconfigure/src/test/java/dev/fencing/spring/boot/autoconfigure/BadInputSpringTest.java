@@ -16,16 +16,24 @@ import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Bad input to the starter (the {@code fencing.*} switches that decide whether anything is fenced),
  * catalogued in docs/BAD-INPUT.md: a clear start-up failure naming the property, nothing created.
  * And the spellings of {@code true} that Spring's binder accepts ({@code yes}, {@code on}, {@code
  * 1}, surrounding blanks) mean {@code true} for the switches too: a stale token's write through the
- * context's {@code JdbcTemplate} is refused.
+ * context's {@code JdbcTemplate} is refused. And several {@code DataSource} beans with none chosen
+ * for the fence (B164, B165).
  */
 class BadInputSpringTest {
 
@@ -98,6 +106,105 @@ class BadInputSpringTest {
         }
         assertThat(jdbc.queryForObject("SELECT count(*) FROM switch_entry", Long.class)).isZero();
       }
+    }
+  }
+
+  /**
+   * Several {@code DataSource} beans and nothing that says which database holds the fence: start-up
+   * fails naming them and the remedies, before anything is migrated (before, the application
+   * started with no lease client and no migrations, {@code @WithLease} failing at its first call).
+   */
+  @ParameterizedTest(name = "{0} {1} {2}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "B164 | Two         | ''                                    | main, reports",
+        "B164 | Three       | ''                                    | a, b, c",
+        // every one excluded: all are candidates again, and none is @Primary
+        "B165 | Two         | fencing.datasource.exclude=main,reports | main, reports",
+        // two @Primary beans: no single one
+        "B165 | TwoPrimary  | ''                                    | main, reports",
+      })
+  void severalDataSourcesAndNoneChosenFailStartUpNamingThemAndMigrateNothing(
+      String id, String beans, String property, String names) throws SQLException {
+    try (TestDatabase db = TestDatabase.create("bad_several")) {
+      Class<?> configuration =
+          switch (beans) {
+            case "Two" -> TwoDataSources.class;
+            case "Three" -> ThreeDataSources.class;
+            default -> TwoPrimaryDataSources.class;
+          };
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  FencingAutoConfiguration.class, FencingShedLockAutoConfiguration.class))
+          .withPropertyValues(PerClassDatabase.properties(db))
+          .withPropertyValues(property.isEmpty() ? new String[0] : new String[] {property})
+          .withUserConfiguration(configuration)
+          .run(
+              context -> {
+                assertThat(context).as("%s %s %s", id, beans, property).hasFailed();
+                assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("finds " + names.split(", ").length + " DataSource beans")
+                    .hasMessageContaining("[" + names + "]")
+                    .hasMessageContaining("@Primary")
+                    .hasMessageContaining("fencing.datasource.exclude");
+              });
+      assertThat(StartUpPropertiesTest.schemas(db)).doesNotContain("fencing");
+    }
+  }
+
+  private static DataSource plain(Environment environment) {
+    return new DriverManagerDataSource(
+        environment.getProperty("spring.datasource.url"),
+        environment.getProperty("spring.datasource.username"),
+        environment.getProperty("spring.datasource.password"));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TwoDataSources {
+    @Bean
+    DataSource main(Environment environment) {
+      return plain(environment);
+    }
+
+    @Bean
+    DataSource reports(Environment environment) {
+      return plain(environment);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class ThreeDataSources {
+    @Bean
+    DataSource a(Environment environment) {
+      return plain(environment);
+    }
+
+    @Bean
+    DataSource b(Environment environment) {
+      return plain(environment);
+    }
+
+    @Bean
+    DataSource c(Environment environment) {
+      return plain(environment);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TwoPrimaryDataSources {
+    @Bean
+    @Primary
+    DataSource main(Environment environment) {
+      return plain(environment);
+    }
+
+    @Bean
+    @Primary
+    DataSource reports(Environment environment) {
+      return plain(environment);
     }
   }
 

@@ -1,0 +1,25 @@
+package dev.fencing.spring.boot.autoconfigure;
+
+import dev.fencing.jdbc.Fencing;
+import org.springframework.core.task.TaskDecorator;
+
+/**
+ * Carries the tokens bound on the thread that submits a task (a {@code @WithLease} method calling
+ * an {@code @Async} one, an {@code executor.submit}) into the task, wherever it runs: {@link
+ * Fencing#current()} taken when the executor decorates the task (on the submitting thread), bound
+ * around the task's run ({@link dev.fencing.jdbc.FencingContext#wrap(Runnable)}), and the running
+ * thread's own binding restored after it, even if the task left a scope open, so nothing stays on a
+ * pooled thread. Boot applies it to the executors its builders make ({@code
+ * applicationTaskExecutor}), composed with the application's own {@code TaskDecorator} beans.
+ *
+ * <p>The binding carries each token with its lease, as on the submitting thread: a task that runs
+ * after the lease was released (the {@code @WithLease} method returned first) or lost is refused
+ * before anything is sent ({@code LeaseLostException}), and PostgreSQL refuses a token another
+ * holder's acquisition has superseded ({@code StaleFencingTokenException}).
+ */
+final class FencingTaskDecorator implements TaskDecorator {
+  @Override
+  public Runnable decorate(Runnable task) {
+    return Fencing.current().wrap(task);
+  }
+}
