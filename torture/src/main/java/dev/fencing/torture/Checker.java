@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Judges a {@link History}: returns every violation of the rules in {@link Rule}, each with its
@@ -230,10 +231,10 @@ final class Checker {
     Set<WorkerLog.Refusal> beforeFailover = new HashSet<>(history.beforeFailover().refusals());
     Map<String, Integer> recorded = new HashMap<>();
     for (History.Rejection r : history.rejections()) {
-      recorded.merge(r.resource() + " " + r.token() + " " + r.sqlState(), 1, Integer::sum);
+      recorded.merge(refusalKey(r.resource(), r.token(), r.sqlState()), 1, Integer::sum);
     }
     for (WorkerLog.Refusal refusal : history.refusals()) {
-      String key = refusal.resource() + " " + refusal.token() + " " + refusal.sqlState();
+      String key = refusalKey(refusal.resource(), refusal.token(), refusal.sqlState());
       int left = recorded.getOrDefault(key, 0);
       if (left == 0 && beforeFailover.contains(refusal)) {
         loss[2]++;
@@ -253,5 +254,14 @@ final class Checker {
         recorded.put(key, left - 1);
       }
     }
+  }
+
+  /**
+   * What a refusal and its row in the rejection log share: resource, token, SQLSTATE; a {@code
+   * ZF002} (no token presented, such as a write whose marker the trigger did not accept) names no
+   * token in the log, whichever one the worker held, so it is matched by resource and SQLSTATE.
+   */
+  private static String refusalKey(String resource, @Nullable Long token, String sqlState) {
+    return resource + " " + (sqlState.equals("ZF002") ? "-" : token) + " " + sqlState;
   }
 }

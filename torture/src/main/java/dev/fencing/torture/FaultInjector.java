@@ -106,8 +106,11 @@ final class FaultInjector {
   /**
    * {@link #zombie(WorkerProcess, Worker.HoldPoint, boolean)} at a write that takes {@code route}
    * (null: the route the worker draws); a {@link Worker.HoldPoint#BEFORE} zombie on the {@link
-   * Worker.Route#HIDDEN} or {@link Worker.Route#PROTECTED} route counts as {@link
-   * Fault#ZOMBIE_HIDDEN} or {@link Fault#ZOMBIE_PROTECTED}.
+   * Worker.Route#HIDDEN}, {@link Worker.Route#PROTECTED}, {@link Worker.Route#TABLE} or {@link
+   * Worker.Route#MARKED} route counts as {@link Fault#ZOMBIE_HIDDEN}, {@link
+   * Fault#ZOMBIE_PROTECTED}, {@link Fault#ZOMBIE_TABLE} or {@link Fault#ZOMBIE_MARKED}; one held at
+   * {@link Worker.HoldPoint#REPLAY} or {@link Worker.HoldPoint#CARRY_ON} as {@link
+   * Fault#ZOMBIE_REPLAY} or {@link Fault#ZOMBIE_CARRY_ON} (they choose their route themselves).
    */
   String zombie(
       WorkerProcess worker, Worker.HoldPoint at, Worker.@Nullable Route route, boolean cutRecording)
@@ -115,8 +118,7 @@ final class FaultInjector {
     if (at == Worker.HoldPoint.MID || at == Worker.HoldPoint.COMMIT) {
       return zombieMid(worker, at, route);
     }
-    worker.send("HOLD " + at + (route == null ? "" : " " + route));
-    WorkerProcess.Held held = worker.awaitHeld(WAIT);
+    WorkerProcess.Held held = worker.hold("HOLD " + at + (route == null ? "" : " " + route), WAIT);
     if (held == null) {
       return "NO_HOLD";
     }
@@ -145,13 +147,27 @@ final class FaultInjector {
     if (!takenOver) {
       return "NO_TAKEOVER";
     }
-    counted(
-        at == Worker.HoldPoint.REPEAT
-            ? Fault.ZOMBIE_REPEAT
-            : route == Worker.Route.HIDDEN
-                ? Fault.ZOMBIE_HIDDEN
-                : route == Worker.Route.PROTECTED ? Fault.ZOMBIE_PROTECTED : Fault.ZOMBIE);
+    counted(kind(at, route));
     return result;
+  }
+
+  /** What a zombie held at {@code at} (not inside its transaction) on {@code route} counts as. */
+  private static Fault kind(Worker.HoldPoint at, Worker.@Nullable Route route) {
+    return switch (at) {
+      case REPEAT -> Fault.ZOMBIE_REPEAT;
+      case REPLAY -> Fault.ZOMBIE_REPLAY;
+      case CARRY_ON -> Fault.ZOMBIE_CARRY_ON;
+      default ->
+          route == null
+              ? Fault.ZOMBIE
+              : switch (route) {
+                case HIDDEN -> Fault.ZOMBIE_HIDDEN;
+                case PROTECTED -> Fault.ZOMBIE_PROTECTED;
+                case TABLE -> Fault.ZOMBIE_TABLE;
+                case MARKED -> Fault.ZOMBIE_MARKED;
+                case DIRECT -> Fault.ZOMBIE;
+              };
+    };
   }
 
   /**
@@ -170,8 +186,7 @@ final class FaultInjector {
    */
   String zombieMid(WorkerProcess worker, Worker.HoldPoint at, Worker.@Nullable Route route)
       throws SQLException {
-    worker.send("HOLD " + at + (route == null ? "" : " " + route));
-    WorkerProcess.Held held = worker.awaitHeld(WAIT);
+    WorkerProcess.Held held = worker.hold("HOLD " + at + (route == null ? "" : " " + route), WAIT);
     if (held == null) {
       return "NO_HOLD";
     }
@@ -195,8 +210,7 @@ final class FaultInjector {
    * @return the interrupted write's outcome (expected: {@code ERROR})
    */
   String terminateMidTransaction(WorkerProcess worker) throws SQLException {
-    worker.send("HOLD MID");
-    if (worker.awaitHeld(WAIT) == null) {
+    if (worker.hold("HOLD MID", WAIT) == null) {
       return "NO_HOLD";
     }
     int killed = tables.terminate(worker.id());

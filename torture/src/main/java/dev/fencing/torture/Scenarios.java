@@ -43,7 +43,12 @@ final class Scenarios {
           new ZombieStep(
               "hidden zombie w0", 0, Worker.HoldPoint.BEFORE, Worker.Route.HIDDEN, false),
           new ZombieStep(
-              "protected zombie w1", 1, Worker.HoldPoint.BEFORE, Worker.Route.PROTECTED, false));
+              "protected zombie w1", 1, Worker.HoldPoint.BEFORE, Worker.Route.PROTECTED, false),
+          new ZombieStep("table zombie w0", 0, Worker.HoldPoint.BEFORE, Worker.Route.TABLE, false),
+          new ZombieStep(
+              "replay zombie w1", 1, Worker.HoldPoint.REPLAY, Worker.Route.MARKED, false),
+          new ZombieStep(
+              "carry-on zombie w1", 1, Worker.HoldPoint.CARRY_ON, Worker.Route.DIRECT, false));
 
   /**
    * The short, deterministic schedule of the test suite: every fault once, each at a point forced
@@ -66,6 +71,13 @@ final class Scenarios {
    *       (only the commit's check can refuse it);
    *   <li>worker 1 becomes a zombie at a write into the protected table through a plain connection,
    *       its token carried (only the table's trigger can refuse it);
+   *   <li>worker 0 likewise into its resource's table protected as a whole (only the statement
+   *       trigger can refuse it);
+   *   <li>worker 1 becomes a zombie at a write that replays the marker of an earlier transaction of
+   *       its lease instead of checking (only the trigger's validation of the marker can refuse
+   *       it);
+   *   <li>worker 1 becomes a zombie whose refused transaction is not rolled back: it carries on
+   *       with no token bound and commits (only the refused transaction staying failed stops it);
    *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
    *   <li>every worker writes again.
    * </ol>
@@ -73,6 +85,7 @@ final class Scenarios {
    * @return the outcomes of the steps, in order: {@code zombie w1 ACK|REFUSED|...}, {@code zombie
    *     w0 ...}, {@code repeat zombie w1 ...}, {@code mid zombie w1 ...}, {@code commit zombie w1
    *     ...}, {@code terminate w2 ERROR|...}, {@code hidden zombie w0 ...}, {@code protected zombie
+   *     w1 ...}, {@code table zombie w0 ...}, {@code replay zombie w1 ...}, {@code carry-on zombie
    *     w1 ...}
    */
   static List<String> scripted(TortureRun run) throws SQLException {

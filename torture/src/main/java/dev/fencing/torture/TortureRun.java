@@ -55,6 +55,29 @@ final class TortureRun implements AutoCloseable {
      * between it and the data.
      */
     ZOMBIE_PROTECTED,
+    /**
+     * {@link #ZOMBIE} at a write through a plain connection into the resource's table protected as
+     * a whole ({@code fencing.protect}), its token carried ({@link Worker.Route#TABLE}): only the
+     * table's statement trigger stands between it and the data.
+     */
+    ZOMBIE_TABLE,
+    /**
+     * {@link #ZOMBIE} at a write that checks its token with {@code fencing.check_token} and relies
+     * on the check's marker in the protected table ({@link Worker.Route#MARKED}).
+     */
+    ZOMBIE_MARKED,
+    /**
+     * {@link #ZOMBIE} at a write that replays, instead of a check, the marker an earlier committed
+     * transaction of its lease left ({@link Worker.HoldPoint#REPLAY}): only the statement trigger's
+     * validation of the marker (its MAC names the transaction) stands between it and the data.
+     */
+    ZOMBIE_REPLAY,
+    /**
+     * {@link #ZOMBIE} whose refused transaction is not rolled back: the worker carries on in it
+     * with no token bound and commits ({@link Worker.HoldPoint#CARRY_ON}); only the connection
+     * keeping the refused transaction failed stands between it and the data.
+     */
+    ZOMBIE_CARRY_ON,
     /** A worker is stopped (SIGSTOP) at a random moment for longer than its lease, then resumed. */
     PAUSE,
     /** {@code pg_terminate_backend} of a worker's connection in the middle of a transaction. */
@@ -163,7 +186,11 @@ final class TortureRun implements AutoCloseable {
           Fault.ZOMBIE_MID,
           Fault.ZOMBIE_COMMIT,
           Fault.ZOMBIE_HIDDEN,
-          Fault.ZOMBIE_PROTECTED);
+          Fault.ZOMBIE_PROTECTED,
+          Fault.ZOMBIE_TABLE,
+          Fault.ZOMBIE_MARKED,
+          Fault.ZOMBIE_REPLAY,
+          Fault.ZOMBIE_CARRY_ON);
 
   static final Duration WAIT = Duration.ofSeconds(60);
 

@@ -27,19 +27,43 @@ final class TortureTables {
       List<History.Issuance> issuances,
       List<History.Rejection> rejections) {}
 
-  /** Every write of the run, whichever route it took: both tables share the commit counter. */
-  private static final String WRITES =
-      "(SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
-          + " UNION ALL SELECT resource, n, token, worker, seq, max_seen FROM torture_protected)";
-
-  /** {@link #WRITES} with the {@code max_seen} each write's transaction read inside its COMMIT. */
-  private static final String WRITES_AT_COMMIT =
-      "(SELECT w.*, coalesce(c.max_seen, w.max_seen) AS max_seen_at_commit FROM "
-          + WRITES
-          + " w LEFT JOIN torture_commit_seen c USING (resource, n))";
-
   private final TortureDatabase database;
   private final List<String> resources;
+
+  /**
+   * The resource's own table, protected as a whole ({@code fencing.protect}) in fenced runs: the
+   * writes of {@link Worker.Route#TABLE} and {@link Worker.Route#MARKED} to the run's resource
+   * number {@code index}.
+   */
+  static String tableOf(int index) {
+    if (index < 0) {
+      throw new IllegalArgumentException("not a resource of the run");
+    }
+    return "torture_table_" + index;
+  }
+
+  /** Every write of the run, whichever route it took: all the tables share the commit counter. */
+  private String writes() {
+    StringBuilder sql =
+        new StringBuilder(
+            "(SELECT resource, n, token, worker, seq, max_seen FROM torture_write"
+                + " UNION ALL SELECT resource, n, token, worker, seq, max_seen FROM"
+                + " torture_protected");
+    for (int i = 0; i < resources.size(); i++) {
+      sql.append(" UNION ALL SELECT resource, n, token, worker, seq, max_seen FROM ")
+          .append(tableOf(i));
+    }
+    return sql.append(")").toString();
+  }
+
+  /**
+   * {@link #writes()} with the {@code max_seen} each write's transaction read inside its COMMIT.
+   */
+  private String writesAtCommit() {
+    return "(SELECT w.*, coalesce(c.max_seen, w.max_seen) AS max_seen_at_commit FROM "
+        + writes()
+        + " w LEFT JOIN torture_commit_seen c USING (resource, n))";
+  }
 
   /** The tables of {@code resources} (the run's list, filled in before {@link #create()}). */
   TortureTables(TortureDatabase database, List<String> resources) {
@@ -51,10 +75,13 @@ final class TortureTables {
    * Creates the torture tables if need be and a counter of each resource: {@code torture_write}
    * (the writes of {@link Worker.Route#DIRECT} and {@link Worker.Route#HIDDEN}), {@code
    * torture_protected} (those of {@link Worker.Route#PROTECTED}; protected per row by its {@code
-   * resource} with {@code fencing.protect_rows} when {@code fenced}, unprotected otherwise), and
-   * the overloads {@code public.generate_series(text)} and {@code public.generate_series(text,
-   * bigint, bigint, int, bigint)} that write what the hidden route writes (a built-in's name, so
-   * {@code FencedDataSource}'s classifier takes their call for a read).
+   * resource} with {@code fencing.protect_rows} when {@code fenced}, unprotected otherwise), for
+   * each resource its {@link #tableOf table} (those of {@link Worker.Route#TABLE} and {@link
+   * Worker.Route#MARKED}; protected as a whole for the resource with {@code fencing.protect} when
+   * {@code fenced}: statement triggers, which earlier runs' protections are replaced by), and the
+   * overloads {@code public.generate_series(text)} and {@code public.generate_series(text, bigint,
+   * bigint, int, bigint)} that write what the hidden route writes (a built-in's name, so {@code
+   * FencedDataSource}'s classifier takes their call for a read).
    */
   void create(boolean fenced) throws SQLException {
     try (Connection c = database.dataSource().getConnection();
@@ -62,7 +89,11 @@ final class TortureTables {
       s.execute(
           "CREATE TABLE IF NOT EXISTS torture_counter (resource text PRIMARY KEY, n bigint NOT"
               + " NULL)");
-      for (String table : List.of("torture_write", "torture_protected")) {
+      List<String> tables = new ArrayList<>(List.of("torture_write", "torture_protected"));
+      for (int i = 0; i < resources.size(); i++) {
+        tables.add(tableOf(i));
+      }
+      for (String table : tables) {
         s.execute(
             "CREATE TABLE IF NOT EXISTS "
                 + table
@@ -91,7 +122,7 @@ final class TortureTables {
               + " plpgsql AS $$ BEGIN INSERT INTO public.torture_commit_seen (resource, n,"
               + " max_seen) SELECT NEW.resource, NEW.n, s.max_seen"
               + " FROM fencing.status(NEW.resource) s; RETURN NULL; END $$");
-      for (String table : List.of("torture_write", "torture_protected")) {
+      for (String table : tables) {
         s.execute("DROP TRIGGER IF EXISTS torture_commit_seen ON " + table);
         s.execute(
             "CREATE CONSTRAINT TRIGGER torture_commit_seen AFTER INSERT ON "
@@ -103,6 +134,19 @@ final class TortureTables {
           fenced
               ? "SELECT fencing.protect_rows('torture_protected', 'resource')"
               : "SELECT fencing.unprotect('torture_protected')");
+      try (PreparedStatement protect =
+              c.prepareStatement("SELECT fencing.protect(?::regclass, ?)");
+          PreparedStatement unprotect =
+              c.prepareStatement("SELECT fencing.unprotect(?::regclass)")) {
+        for (int i = 0; i < resources.size(); i++) {
+          PreparedStatement ps = fenced ? protect : unprotect;
+          ps.setString(1, tableOf(i));
+          if (fenced) {
+            ps.setString(2, resources.get(i));
+          }
+          ps.execute();
+        }
+      }
       try (PreparedStatement ps =
           c.prepareStatement("INSERT INTO torture_counter (resource, n) VALUES (?, 0)")) {
         for (String resource : resources) {
@@ -220,7 +264,7 @@ final class TortureTables {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT coalesce(max(token), 0) FROM " + WRITES + " w WHERE resource = ?")) {
+                "SELECT coalesce(max(token), 0) FROM " + writes() + " w WHERE resource = ?")) {
       ps.setString(1, resource);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -238,7 +282,7 @@ final class TortureTables {
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT worker, count(*) FROM "
-                    + WRITES
+                    + writes()
                     + " w WHERE resource = ANY (?)"
                     + " GROUP BY worker")) {
       ps.setArray(1, c.createArrayOf("text", resources.toArray()));
@@ -263,7 +307,7 @@ final class TortureTables {
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT resource, n, token, worker, seq, max_seen, max_seen_at_commit FROM "
-                  + WRITES_AT_COMMIT
+                  + writesAtCommit()
                   + " w WHERE resource = ANY (?)")) {
         ps.setArray(1, names);
         try (ResultSet rs = ps.executeQuery()) {

@@ -41,9 +41,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * first statement (after the self-check) or between its statements, {@code HOLD COMMIT} after its
  * last statement, before its commit, {@code HOLD REPEAT} the next write that follows a committed
  * one under the same lease on the same connection (its token was checked in an earlier transaction)
- * before its first statement ({@code HOLD <point> <route>}: and takes {@link Route} route); a held
- * write prints {@code HELD resource token seq}, waits for {@code GO}, and then prints {@code RESULT
- * seq ACK|REFUSED|ERROR}.
+ * before its first statement, {@code HOLD REPLAY} the next write that can replay the marker of an
+ * earlier {@link Route#MARKED} write under the same lease, {@code HOLD CARRY_ON} the next write on
+ * the fenced connection, which carries on in its transaction after a refusal ({@link HoldPoint});
+ * ({@code HOLD <point> <route>}: and takes {@link Route} route); a held write prints {@code HELD
+ * resource token seq}, waits for {@code GO}, and then prints {@code RESULT seq ACK|REFUSED|ERROR}.
  */
 public final class Worker {
   /** Where a held write waits for {@code GO}. */
@@ -61,7 +63,24 @@ public final class Worker {
      * After the last statement of the next write, before its commit: its statements done, its
      * transaction open (the commit's check, for a write the client did not see, still to come).
      */
-    COMMIT
+    COMMIT,
+    /**
+     * Before the next write that follows a committed {@link Route#MARKED} write under the same
+     * lease, which then replays that earlier transaction's marker ({@code set_config(
+     * 'fencing.checked', <the marker it read>, true)}) instead of checking its token: a marker of
+     * another transaction, which the statement trigger must not accept. Its write takes {@link
+     * Route#MARKED} (until one such write committed under the lease, the worker's writes do).
+     */
+    REPLAY,
+    /**
+     * Before the first statement of the next write, which takes {@link Route#DIRECT} (refused at a
+     * statement; a refused {@code commit()} ends its transaction, as any failed commit does); when
+     * that write is refused, the worker does not roll back: its token's scope ends with the refused
+     * statement (as a {@code try}-with-resources around it), and it carries on in the same
+     * transaction with no token bound, writing the record again and committing. The refused
+     * transaction must stay failed: nothing of it may commit.
+     */
+    CARRY_ON
   }
 
   /**
@@ -88,7 +107,25 @@ public final class Worker {
      * is not protected and nothing is carried). A refusal is recorded by the worker with {@code
      * fencing.record_rejection}, as any client of the one-call recipe would.
      */
-    PROTECTED
+    PROTECTED,
+    /**
+     * Like {@link #PROTECTED}, into the resource's own table {@code torture_table_<i>} ({@link
+     * TortureTables#tableOf}), protected as a whole with {@code fencing.protect}: only its
+     * statement trigger ({@code enforce_statement}) checks the carried token.
+     */
+    TABLE,
+    /**
+     * Through the plain connection into the resource's table of {@link #TABLE}, the token checked
+     * first with {@code SELECT fencing.check_token(resource, token)}, nothing carried: the trigger
+     * accepts the write on the marker the check left in {@code fencing.checked} (the check's proof
+     * carried to the trigger). The worker keeps the marker it read for {@link HoldPoint#REPLAY}.
+     */
+    MARKED;
+
+    /** Whether the write goes through the fenced connection ({@link FencedDataSource}). */
+    boolean fencedConnection() {
+      return this == DIRECT || this == HIDDEN;
+    }
   }
 
   private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
@@ -133,7 +170,7 @@ public final class Worker {
     ds.setConnectTimeout(5);
     ds.setSocketTimeout(60);
     this.writes = fenced ? FencedDataSource.wrap(ds) : ds;
-    this.protectedRoute = new ProtectedRoute(ds, fenced, id, log);
+    this.protectedRoute = new ProtectedRoute(ds, fenced, id, resources, log);
     this.leases = LeaseClient.builder(ds).holder(applicationName(id)).keepAlive(true).build();
     this.out = System.out;
   }
@@ -198,7 +235,11 @@ public final class Worker {
         int writesUnderLease = 1 + random.nextInt(5);
         boolean repeat = false; // a write under this lease committed on the current connection
         for (int i = 0;
-            (i < writesUnderLease || hold == HoldPoint.REPEAT && repeat) && !stopping;
+            (i < writesUnderLease
+                    || hold == HoldPoint.REPEAT && repeat
+                    || hold == HoldPoint.REPLAY
+                        && protectedRoute.hasMarker(resource, lease.token().value()))
+                && !stopping;
             i++) {
           takeCommands();
           // Unfenced, the client trusts itself: it writes while it believes the lease is valid.
@@ -246,24 +287,35 @@ public final class Worker {
     committedOnConnection = false;
     String resource = lease.resource();
     long token = lease.token().value();
-    HoldPoint heldAt = hold == HoldPoint.REPEAT && !repeat ? null : hold;
+    boolean replayable = protectedRoute.hasMarker(resource, token);
+    HoldPoint heldAt =
+        hold == HoldPoint.REPEAT && !repeat || hold == HoldPoint.REPLAY && !replayable
+            ? null
+            : hold;
     // every write draws its route, so a held one does not shift the seeded choices after it
     Route route = Route.values()[random.nextInt(Route.values().length)];
+    if (hold == HoldPoint.REPLAY) {
+      route = Route.MARKED; // the replay, or the marked write whose marker it will replay
+    }
     if (heldAt != null) {
       hold = null;
-      if (holdRoute != null) {
+      if (holdRoute != null && heldAt != HoldPoint.REPLAY) {
         route = holdRoute;
       }
       holdRoute = null;
+      if (heldAt == HoldPoint.CARRY_ON) {
+        route = Route.DIRECT; // refused at a statement: a refused commit() ends its transaction
+      }
     }
-    if (route == Route.PROTECTED) {
-      return writeProtected(resource, token, mySeq, heldAt);
+    if (!route.fencedConnection()) {
+      return writeProtected(route, resource, token, mySeq, heldAt);
     }
-    if (heldAt == HoldPoint.BEFORE || heldAt == HoldPoint.REPEAT) {
+    if (heldAt == HoldPoint.BEFORE || heldAt == HoldPoint.REPEAT || heldAt == HoldPoint.CARRY_ON) {
       awaitGo(resource, token, mySeq);
     }
     String result;
     boolean keep;
+    @Nullable Connection refusedTransaction = null;
     try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
       Connection c = connection();
       try {
@@ -291,7 +343,12 @@ public final class Worker {
           result = "ERROR";
         }
         keep = false;
-        rollbackQuietly(c);
+        if (refusal.isPresent() && heldAt == HoldPoint.CARRY_ON) {
+          refusedTransaction =
+              c; // no rollback: the worker goes on in the transaction, its scope ended
+        } else {
+          rollbackQuietly(c);
+        }
       }
     } catch (SQLException e) {
       log.error(mySeq, e);
@@ -299,6 +356,9 @@ public final class Worker {
       pause();
       result = "ERROR";
       keep = false;
+    }
+    if (refusedTransaction != null) {
+      result = carryOn(refusedTransaction, route, resource, token, mySeq);
     }
     if (heldAt != null) {
       out.println("RESULT " + mySeq + " " + result);
@@ -308,17 +368,39 @@ public final class Worker {
   }
 
   /**
-   * One write through the plain connection into the protected table ({@link Route#PROTECTED});
-   * false if the lease should be given up.
+   * {@link HoldPoint#CARRY_ON}: after the refusal of write {@code mySeq}, with no rollback and no
+   * token bound, the worker writes the record again in the same transaction and commits.
+   *
+   * @return {@code REFUSED} if that failed with the refusal as its cause (the transaction stayed
+   *     failed), {@code ACK} if it committed (the checker finds the refused write in the data),
+   *     {@code ERROR} otherwise
    */
-  private boolean writeProtected(String resource, long token, long mySeq, @Nullable HoldPoint at)
+  private String carryOn(Connection c, Route route, String resource, long token, long mySeq) {
+    try {
+      long n = WriteStatements.count(c, route, resource);
+      WriteStatements.record(c, route, "torture_write", resource, n, token, id, mySeq);
+      c.commit();
+      return "ACK";
+    } catch (SQLException e) {
+      return FencingExceptions.find(e).isPresent() ? "REFUSED" : "ERROR";
+    } finally {
+      rollbackQuietly(c);
+    }
+  }
+
+  /**
+   * One write through the plain connection into a protected table ({@link Route#PROTECTED}, {@link
+   * Route#TABLE}, {@link Route#MARKED}); false if the lease should be given up.
+   */
+  private boolean writeProtected(
+      Route route, String resource, long token, long mySeq, @Nullable HoldPoint at)
       throws IOException {
-    if (at == HoldPoint.BEFORE || at == HoldPoint.REPEAT) {
+    if (at == HoldPoint.BEFORE || at == HoldPoint.REPEAT || at == HoldPoint.REPLAY) {
       awaitGo(resource, token, mySeq);
     }
     String result =
         protectedRoute.write(
-            resource, token, mySeq, at, () -> awaitGo(resource, token, mySeq), this::pause);
+            route, resource, token, mySeq, at, () -> awaitGo(resource, token, mySeq), this::pause);
     if (at != null) {
       out.println("RESULT " + mySeq + " " + result);
       out.flush();

@@ -92,7 +92,7 @@ final class WorkerProcess {
 
   /** Waits until the worker is connected and about to work. */
   void awaitReady(Duration wait) {
-    expect("READY", wait);
+    expect(System.nanoTime() + wait.toNanos(), "READY");
   }
 
   /**
@@ -181,19 +181,29 @@ final class WorkerProcess {
   }
 
   /**
-   * Waits for the worker's next {@code HELD} report; if none comes in time, sends {@code GO} (so
-   * that the hold, whenever it happens, does not wait) and returns null.
+   * Sends {@code command} ({@code HOLD ...}) and waits for the worker's {@code HELD} report. A held
+   * write that fails before its hold point (its lease lost under load, say: refused at its first
+   * statement) reports its {@code RESULT} without {@code HELD}; then the command is sent again, for
+   * the next write. If no write is held in time, sends {@code GO} (so that the hold, whenever it
+   * happens, does not wait) and returns null.
    */
-  @Nullable Held awaitHeld(Duration wait) {
-    String line;
-    try {
-      line = expect("HELD ", wait);
-    } catch (IllegalStateException e) {
-      send("GO");
-      return null;
+  @Nullable Held hold(String command, Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    send(command);
+    while (true) {
+      String line;
+      try {
+        line = expect(deadline, "HELD ", "RESULT ");
+      } catch (IllegalStateException e) {
+        send("GO");
+        return null;
+      }
+      if (line.startsWith("HELD ")) {
+        String[] f = line.split(" ");
+        return new Held(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]));
+      }
+      send(command); // the write failed before its hold point
     }
-    String[] f = line.split(" ");
-    return new Held(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]));
   }
 
   /** Whether the worker has reported a line starting with {@code prefix} not yet consumed. */
@@ -203,21 +213,23 @@ final class WorkerProcess {
 
   /** Waits for the outcome of the held write: {@code ACK}, {@code REFUSED} or {@code ERROR}. */
   String awaitResult(Duration wait) {
-    return expect("RESULT ", wait).split(" ")[2];
+    return expect(System.nanoTime() + wait.toNanos(), "RESULT ").split(" ")[2];
   }
 
-  private String expect(String prefix, Duration wait) {
-    long deadline = System.nanoTime() + wait.toNanos();
+  /** The worker's next line starting with one of {@code prefixes}, by {@code deadline} (nanos). */
+  private String expect(long deadline, String... prefixes) {
     try {
       while (true) {
         long left = deadline - System.nanoTime();
         String line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
         if (line == null) {
           throw new IllegalStateException(
-              "worker " + id + " did not report '" + prefix.trim() + "' within " + wait);
+              "worker " + id + " did not report '" + prefixes[0].trim() + "' in time");
         }
-        if (line.startsWith(prefix)) {
-          return line;
+        for (String prefix : prefixes) {
+          if (line.startsWith(prefix)) {
+            return line;
+          }
         }
       }
     } catch (InterruptedException e) {

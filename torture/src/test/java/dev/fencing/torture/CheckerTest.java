@@ -164,6 +164,17 @@ class CheckerTest {
   }
 
   @Test
+  void aMissingTokenRefusalIsMatchedWithoutTheTokenTheWorkerHeld() {
+    // a replayed marker: the worker held token 4, the trigger saw no token and logged none
+    Builder h = correct().refused(1, A, 4, 9, "ZF002");
+    assertThat(rules(h)).containsExactly(Rule.REFUSAL_NOT_RECORDED);
+    h.recorded(B, null, "ZF002");
+    assertThat(rules(h)).as("another resource's").containsExactly(Rule.REFUSAL_NOT_RECORDED);
+    h.recorded(A, null, "ZF002");
+    assertThat(rules(h)).isEmpty();
+  }
+
+  @Test
   void aRejectionOfAnotherKindDoesNotAccountForARefusal() {
     Builder h = correct();
     h.rejections.clear();

@@ -60,7 +60,10 @@ class TortureRunTest {
             "commit zombie w1 ACK",
             "terminate w2 ERROR",
             "hidden zombie w0 REFUSED",
-            "protected zombie w1 REFUSED");
+            "protected zombie w1 REFUSED",
+            "table zombie w0 REFUSED",
+            "replay zombie w1 REFUSED",
+            "carry-on zombie w1 REFUSED");
     assertThat(result.faults())
         .containsEntry(Fault.ZOMBIE, 2)
         .containsEntry(Fault.ZOMBIE_REPEAT, 1)
@@ -68,12 +71,16 @@ class TortureRunTest {
         .containsEntry(Fault.ZOMBIE_COMMIT, 1)
         .containsEntry(Fault.ZOMBIE_HIDDEN, 1)
         .containsEntry(Fault.ZOMBIE_PROTECTED, 1)
+        .containsEntry(Fault.ZOMBIE_TABLE, 1)
+        .containsEntry(Fault.ZOMBIE_REPLAY, 1)
+        .containsEntry(Fault.ZOMBIE_CARRY_ON, 1)
         .containsEntry(Fault.CUT_RECORDING, 1)
         .containsEntry(Fault.TERMINATE, 1)
         .containsEntry(Fault.CRASH, 1);
     assertThat(result.refusals().values().stream().mapToInt(Integer::intValue).sum())
-        .isGreaterThanOrEqualTo(4);
-    assertThat(result.rejectionsRecorded()).isGreaterThanOrEqualTo(4);
+        .isGreaterThanOrEqualTo(7);
+    assertThat(result.refusals()).as("the replayed marker is no token").containsKey("ZF002");
+    assertThat(result.rejectionsRecorded()).isGreaterThanOrEqualTo(7);
     assertThat(result.writes()).isGreaterThanOrEqualTo(6);
   }
 
@@ -98,10 +105,13 @@ class TortureRunTest {
             "commit zombie w1 ACK",
             "terminate w2 ERROR",
             "hidden zombie w0 ACK",
-            "protected zombie w1 ACK");
+            "protected zombie w1 ACK",
+            "table zombie w0 ACK",
+            "replay zombie w1 ACK",
+            "carry-on zombie w1 ACK");
     assertThat(result.violationsByRule().get(Rule.STALE_WRITE))
         .as(Report.summary(result))
-        .isGreaterThanOrEqualTo(6);
+        .isGreaterThanOrEqualTo(9);
     assertThat(result.violationsByRule().get(Rule.TOKEN_DECREASED)).isGreaterThanOrEqualTo(2);
     assertThat(result.refusals()).isEmpty();
   }
