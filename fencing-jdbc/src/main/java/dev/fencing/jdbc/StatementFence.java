@@ -47,6 +47,13 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
   // none made per execution; a statement executes one thing at a time)
   private @Nullable StatementExecution executing;
   private Object @Nullable [] executingArgs;
+  // The fenced result set handed out last for the driver's result set, and for its generated
+  // keys: asked again for the same one, the caller gets the same object, as from the driver
+  // (getResultSet() twice, executeQuery() then getResultSet()).
+  private @Nullable ResultSet rawResult;
+  private @Nullable ResultSet fencedResult;
+  private @Nullable ResultSet rawKeys;
+  private @Nullable ResultSet fencedKeys;
 
   private StatementFence(
       FencedConnection connection,
@@ -116,12 +123,11 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     executing = execution;
     executingArgs = args;
     try {
-      return FencedChild.fence(
-          connection,
+      Object result =
           connection
               .fence()
-              .execute(sql, kindOf(args, isBatch), guards, unannounced, this, carried),
-          self);
+              .execute(sql, kindOf(args, isBatch), guards, unannounced, this, carried);
+      return result instanceof ResultSet rs ? result(rs, self) : result;
     } finally {
       executing = null;
       executingArgs = null;
@@ -176,7 +182,16 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
   }
 
   @Nullable ResultSet getResultSet(Statement self) throws SQLException {
-    return fence(current().getResultSet(), self);
+    return result(current().getResultSet(), self);
+  }
+
+  /** {@code rs} fenced, the same object as last time for the same driver's result set. */
+  private @Nullable ResultSet result(@Nullable ResultSet rs, Statement self) {
+    if (rs == null || rs != rawResult) {
+      rawResult = rs;
+      fencedResult = fence(rs, self);
+    }
+    return fencedResult;
   }
 
   int getUpdateCount() throws SQLException {
@@ -205,7 +220,12 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
 
   @Nullable ResultSet getGeneratedKeys(Statement self) throws SQLException {
     CarriedCheck c = carrier;
-    return fence(c != null ? c.generatedKeys() : raw.getGeneratedKeys(), self);
+    ResultSet keys = c != null ? c.generatedKeys() : raw.getGeneratedKeys();
+    if (keys == null || keys != rawKeys) {
+      rawKeys = keys;
+      fencedKeys = fence(keys, self);
+    }
+    return fencedKeys;
   }
 
   void clearParameters() throws SQLException {

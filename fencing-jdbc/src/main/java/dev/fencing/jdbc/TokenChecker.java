@@ -4,9 +4,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.util.List;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.jdbc.PgConnection;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -230,13 +232,19 @@ final class TokenChecker {
     long start = System.nanoTime();
     @Nullable Integer advanced;
     try (PreparedStatement ps = connection.prepareStatement(check.sql())) {
-      check.bind(ps); // a resource and its token, or two arrays
-      ps.execute(); // the check's row, none if it did not run; then, for checkAndCommit, COMMIT's
-      try (ResultSet rs = ps.getResultSet()) {
-        advanced = check.returned(rs.next() ? rs : null);
-      }
-      while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
-        // drain the COMMIT's result
+      try {
+        check.bind(ps); // a resource and its token, or two arrays
+        ps.execute(); // the check's row, none if it did not run; then, for checkAndCommit, COMMIT's
+        try (ResultSet rs = ps.getResultSet()) {
+          advanced = check.returned(rs.next() ? rs : null);
+        }
+        while (ps.getMoreResults() || ps.getUpdateCount() != -1) {
+          // drain the COMMIT's result
+        }
+      } finally {
+        if (call == checkAndCommitSql) {
+          commitWarnings(connection, ps);
+        }
       }
     } catch (SQLException e) {
       FencingToken only = one ? bindings.get(0).token() : null;
@@ -253,6 +261,18 @@ final class TokenChecker {
       return true;
     }
     return false;
+  }
+
+  /**
+   * The warnings of the {@code COMMIT} (a deferred trigger's {@code RAISE WARNING}) are the
+   * connection's, as pgjdbc's own {@code commit()} leaves them, not the hidden statement's.
+   */
+  private static void commitWarnings(Connection connection, PreparedStatement ps)
+      throws SQLException {
+    SQLWarning warnings = ps.getWarnings();
+    if (warnings != null && connection.isWrapperFor(PgConnection.class)) {
+      connection.unwrap(PgConnection.class).addWarning(warnings);
+    }
   }
 
   /**
