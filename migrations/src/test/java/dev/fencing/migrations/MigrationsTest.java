@@ -189,8 +189,7 @@ class MigrationsTest {
               "41 past the last epoch said plainly true",
               "42 edges said plainly true",
               "43 external snapshot retries true",
-              "44 arguments judged in one order true",
-              "46 read only checks true");
+              "44 arguments judged in one order true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
