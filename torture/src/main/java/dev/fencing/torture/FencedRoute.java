@@ -32,6 +32,9 @@ final class FencedRoute {
    */
   record Outcome(String result, boolean committed) {}
 
+  /** PostgreSQL's "current transaction is aborted", as the fenced connection raises it too. */
+  private static final String IN_FAILED_TRANSACTION = "25P02";
+
   private final DataSource writes;
   private final boolean bindLease;
   private final int worker;
@@ -105,21 +108,42 @@ final class FencedRoute {
    * {@link HoldPoint#CARRY_ON}: after the refusal of write {@code seq}, with no rollback and no
    * token bound, the worker writes the record again in the same transaction and commits.
    *
-   * @return {@code REFUSED} if that failed with the refusal as its cause (the transaction stayed
-   *     failed), {@code ACK} if it committed (the checker finds the refused write in the data),
-   *     {@code ERROR} otherwise
+   * @return {@code REFUSED} if that failed as the refused transaction kept failed ({@link
+   *     #carriedOn}), {@code ACK} if it committed (the checker finds the refused write in the
+   *     data), {@code ERROR} otherwise (logged with its SQLSTATE: a fresh refusal, say, shows among
+   *     the report's other errors)
    */
-  private String carryOn(Connection c, Route route, String resource, long token, long seq) {
+  private String carryOn(Connection c, Route route, String resource, long token, long seq)
+      throws IOException {
     try {
       long n = WriteStatements.count(c, route, resource);
       WriteStatements.record(c, route, "torture_write", resource, n, token, worker, seq);
       c.commit();
       return "ACK";
     } catch (SQLException e) {
-      return FencingExceptions.find(e).isPresent() ? "REFUSED" : "ERROR";
+      String outcome = carriedOn(e);
+      if (!outcome.equals("REFUSED")) {
+        log.error(seq, e);
+      }
+      return outcome;
     } finally {
       rollbackQuietly(c);
     }
+  }
+
+  /**
+   * What a carried-on statement's (or commit's) failure {@code e} comes to: {@code REFUSED} only
+   * for the refused transaction kept failed, SQLSTATE {@code 25P02} with the refusal as its cause.
+   * The refusal itself came at the write's first statement with its own SQLSTATE ({@code ZF001},
+   * logged as the write's refusal); a carried-on statement refused with a fence SQLSTATE of its own
+   * was judged by a check of its own (a connection that forgot the refused transaction runs the
+   * carried-on statements in a new one and refuses its commit anew): {@code ERROR}, as is anything
+   * else.
+   */
+  static String carriedOn(SQLException e) {
+    return IN_FAILED_TRANSACTION.equals(e.getSQLState()) && FencingExceptions.find(e).isPresent()
+        ? "REFUSED"
+        : "ERROR";
   }
 
   /**

@@ -79,7 +79,9 @@ public final class Worker {
      * that write is refused, the worker does not roll back: its token's scope ends with the refused
      * statement (as a {@code try}-with-resources around it), and it carries on in the same
      * transaction with no token bound, writing the record again and committing. The refused
-     * transaction must stay failed: nothing of it may commit.
+     * transaction must stay failed: nothing of it may commit, and its result is {@code REFUSED}
+     * only if the carried-on statement failed with {@code 25P02}, the refusal as its cause ({@link
+     * FencedRoute#carriedOn}).
      */
     CARRY_ON
   }
