@@ -2,6 +2,7 @@ package dev.fencing.torture;
 
 import dev.fencing.torture.Worker.HoldPoint;
 import dev.fencing.torture.Worker.Route;
+import dev.fencing.torture.Worker.Step;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -24,12 +25,6 @@ import org.postgresql.util.PSQLException;
  * client of the one-call recipe would.
  */
 final class ProtectedRoute {
-  /** Where a held write waits, or the worker's pause after a failure. */
-  @FunctionalInterface
-  interface Step {
-    void run();
-  }
-
   /** The marker a committed {@link Route#MARKED} write read after its check ("" unfenced). */
   private record Marker(String resource, long token, String text) {}
 

@@ -77,7 +77,8 @@ final class Scenarios {
    *       its lease instead of checking (only the trigger's validation of the marker can refuse
    *       it);
    *   <li>worker 1 becomes a zombie whose refused transaction is not rolled back: it carries on
-   *       with no token bound and commits (only the refused transaction staying failed stops it);
+   *       with no token bound and commits ({@code REFUSED} only if the refused transaction stayed
+   *       failed, {@code 25P02}; a commit refused anew by a check of its own is {@code ERROR});
    *   <li>PostgreSQL is killed and restarted (skipped with a server given by URL);
    *   <li>every worker writes again.
    * </ol>

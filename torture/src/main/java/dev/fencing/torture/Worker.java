@@ -1,10 +1,6 @@
 package dev.fencing.torture;
 
 import dev.fencing.jdbc.FencedDataSource;
-import dev.fencing.jdbc.Fencing;
-import dev.fencing.jdbc.FencingExceptions;
-import dev.fencing.jdbc.FencingRefusedException;
-import dev.fencing.jdbc.FencingScope;
 import dev.fencing.jdbc.Lease;
 import dev.fencing.jdbc.LeaseClient;
 import java.io.BufferedReader;
@@ -13,17 +9,14 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -35,7 +28,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * resources fenced|unfenced lease|token ttl-ms seed log-file}.
  *
  * <p>Fenced, it writes through a {@link FencedDataSource} with its lease (or only the lease's
- * token) bound. Unfenced, it writes through the plain data source and trusts itself: it writes
+ * token) bound ({@link FencedRoute}), or through a plain connection into a protected table ({@link
+ * ProtectedRoute}); this class takes the leases and the harness's commands and picks each write's
+ * route and hold. Unfenced, it writes through the plain data source and trusts itself: it writes
  * while it believes its lease valid. Its standard input takes commands: {@code STOP} ends it after
  * the current write; {@code HOLD BEFORE} or {@code HOLD MID} makes the next write stop before its
  * first statement (after the self-check) or between its statements, {@code HOLD COMMIT} after its
@@ -48,6 +43,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  * resource token seq}, waits for {@code GO}, and then prints {@code RESULT seq ACK|REFUSED|ERROR}.
  */
 public final class Worker {
+  /** Where a held write waits, or the worker's pause after a failure. */
+  @FunctionalInterface
+  interface Step {
+    void run();
+  }
+
   /** Where a held write waits for {@code GO}. */
   enum HoldPoint {
     /** Before the first statement of the next write. */
@@ -78,7 +79,9 @@ public final class Worker {
      * that write is refused, the worker does not roll back: its token's scope ends with the refused
      * statement (as a {@code try}-with-resources around it), and it carries on in the same
      * transaction with no token bound, writing the record again and committing. The refused
-     * transaction must stay failed: nothing of it may commit.
+     * transaction must stay failed: nothing of it may commit, and its result is {@code REFUSED}
+     * only if the carried-on statement failed with {@code 25P02}, the refusal as its cause ({@link
+     * FencedRoute#carriedOn}).
      */
     CARRY_ON
   }
@@ -131,7 +134,6 @@ public final class Worker {
   private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
   private static final long RETRY_PAUSE_MILLIS = 100;
 
-  private final DataSource writes;
   private final LeaseClient leases;
   private final int id;
   private final List<String> resources;
@@ -145,8 +147,8 @@ public final class Worker {
   private volatile boolean stopping;
   private @Nullable HoldPoint hold;
   private @Nullable Route holdRoute;
+  private final FencedRoute fencedRoute;
   private final ProtectedRoute protectedRoute;
-  private @Nullable Connection connection;
   private long seq;
   // the last write committed on the fenced connection (not the protected route's own)
   private boolean committedOnConnection;
@@ -169,7 +171,7 @@ public final class Worker {
     ds.setApplicationName(applicationName(id));
     ds.setConnectTimeout(5);
     ds.setSocketTimeout(60);
-    this.writes = fenced ? FencedDataSource.wrap(ds) : ds;
+    this.fencedRoute = new FencedRoute(fenced ? FencedDataSource.wrap(ds) : ds, bindLease, id, log);
     this.protectedRoute = new ProtectedRoute(ds, fenced, id, resources, log);
     this.leases = LeaseClient.builder(ds).holder(applicationName(id)).keepAlive(true).build();
     this.out = System.out;
@@ -257,13 +259,9 @@ public final class Worker {
     }
     // A clean end: a rollback on the fenced connection records any refusal whose recording was
     // cut off earlier (FencedDataSource records them after the next commit or rollback).
-    try {
-      connection().rollback();
-    } catch (SQLException e) {
-      log.error(seq, e);
-    }
+    fencedRoute.rollback(seq);
     leases.close();
-    closeConnection();
+    fencedRoute.close();
     protectedRoute.close();
     log.close();
   }
@@ -313,79 +311,15 @@ public final class Worker {
     if (heldAt == HoldPoint.BEFORE || heldAt == HoldPoint.REPEAT || heldAt == HoldPoint.CARRY_ON) {
       awaitGo(resource, token, mySeq);
     }
-    String result;
-    boolean keep;
-    @Nullable Connection refusedTransaction = null;
-    try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
-      Connection c = connection();
-      try {
-        long n = WriteStatements.count(c, route, resource);
-        if (heldAt == HoldPoint.MID) {
-          awaitGo(resource, token, mySeq);
-        }
-        WriteStatements.record(c, route, "torture_write", resource, n, token, id, mySeq);
-        if (heldAt == HoldPoint.COMMIT) {
-          awaitGo(resource, token, mySeq);
-        }
-        c.commit();
-        log.acknowledged(resource, token, mySeq, n);
-        committedOnConnection = true;
-        result = "ACK";
-        keep = true;
-      } catch (SQLException e) {
-        Optional<FencingRefusedException> refusal = FencingExceptions.find(e);
-        if (refusal.isPresent()) {
-          log.refused(resource, token, mySeq, refusal.get().getSQLState());
-          result = "REFUSED";
-        } else {
-          log.error(mySeq, e);
-          closeConnection();
-          result = "ERROR";
-        }
-        keep = false;
-        if (refusal.isPresent() && heldAt == HoldPoint.CARRY_ON) {
-          refusedTransaction =
-              c; // no rollback: the worker goes on in the transaction, its scope ended
-        } else {
-          rollbackQuietly(c);
-        }
-      }
-    } catch (SQLException e) {
-      log.error(mySeq, e);
-      closeConnection();
-      pause();
-      result = "ERROR";
-      keep = false;
-    }
-    if (refusedTransaction != null) {
-      result = carryOn(refusedTransaction, route, resource, token, mySeq);
-    }
+    FencedRoute.Outcome outcome =
+        fencedRoute.write(
+            lease, route, mySeq, heldAt, () -> awaitGo(resource, token, mySeq), this::pause);
+    committedOnConnection = outcome.committed();
     if (heldAt != null) {
-      out.println("RESULT " + mySeq + " " + result);
+      out.println("RESULT " + mySeq + " " + outcome.result());
       out.flush();
     }
-    return keep;
-  }
-
-  /**
-   * {@link HoldPoint#CARRY_ON}: after the refusal of write {@code mySeq}, with no rollback and no
-   * token bound, the worker writes the record again in the same transaction and commits.
-   *
-   * @return {@code REFUSED} if that failed with the refusal as its cause (the transaction stayed
-   *     failed), {@code ACK} if it committed (the checker finds the refused write in the data),
-   *     {@code ERROR} otherwise
-   */
-  private String carryOn(Connection c, Route route, String resource, long token, long mySeq) {
-    try {
-      long n = WriteStatements.count(c, route, resource);
-      WriteStatements.record(c, route, "torture_write", resource, n, token, id, mySeq);
-      c.commit();
-      return "ACK";
-    } catch (SQLException e) {
-      return FencingExceptions.find(e).isPresent() ? "REFUSED" : "ERROR";
-    } finally {
-      rollbackQuietly(c);
-    }
+    return outcome.committed();
   }
 
   /**
@@ -421,38 +355,6 @@ public final class Worker {
       }
       if (command.equals("GO") || command.equals("STOP")) {
         return;
-      }
-    }
-  }
-
-  private Connection connection() throws SQLException {
-    Connection c = connection;
-    if (c == null) {
-      c = writes.getConnection();
-      c.setAutoCommit(false);
-      connection = c;
-    }
-    return c;
-  }
-
-  private void rollbackQuietly(Connection c) {
-    try {
-      if (!c.isClosed()) {
-        c.rollback();
-      }
-    } catch (SQLException e) {
-      closeConnection();
-    }
-  }
-
-  private void closeConnection() {
-    Connection c = connection;
-    connection = null;
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException e) {
-        // broken anyway
       }
     }
   }
