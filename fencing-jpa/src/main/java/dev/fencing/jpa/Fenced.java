@@ -34,12 +34,16 @@ import java.lang.annotation.Target;
  * String.valueOf}, so its type must be one whose text the column keeps: {@code String}, {@code
  * Character}, an integral type, {@code BigInteger}, {@code Boolean}, {@code UUID}, an enum or
  * {@code LocalDate} (a {@code BigDecimal} column's scale, a time zone, nanoseconds would read back
- * as another resource; an {@code AttributeConverter} is trusted). An identifier the database
- * generates (IDENTITY) is not known before the insert, so it cannot name the resource. When an
- * update changes the attribute, the tokens for the old and the new resource are both required; a
- * {@code StatelessSession}'s update, delete or upsert (no loaded state) also requires the token for
- * the resource of the row as the database holds it. Hibernate checks these rules when it starts and
- * fails naming the entity.
+ * as another resource). With an {@code AttributeConverter} the resource is named by the value the
+ * converter reads back from the column: each insert, update and upsert is refused unless its value,
+ * converted to the column and back, names the same resource (a converter mapping two values to one
+ * column value cannot let one resource's holder write another's rows); the converter's column type
+ * must be one of those types, and the converter a function of its argument. An identifier the
+ * database generates (IDENTITY) is not known before the insert, so it cannot name the resource.
+ * When an update changes the attribute, the tokens for the old and the new resource are both
+ * required; a {@code StatelessSession}'s update, delete or upsert (no loaded state) also requires
+ * the token for the resource of the row as the database holds it. Hibernate checks these rules when
+ * it starts and fails naming the entity.
  *
  * <p>A foreign key of a fenced table whose {@code ON DELETE} action ({@code @OnDelete}, or an
  * {@code ON DELETE} / {@code ON UPDATE} action in its {@code foreignKeyDefinition}) the database

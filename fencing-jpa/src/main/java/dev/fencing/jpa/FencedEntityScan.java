@@ -1,6 +1,8 @@
 package dev.fencing.jpa;
 
 import jakarta.persistence.EntityListeners;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
 import java.math.BigInteger;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -12,6 +14,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.hibernate.MappingException;
 import org.hibernate.boot.Metadata;
+import org.hibernate.boot.model.convert.spi.ConverterDescriptor;
 import org.hibernate.mapping.BasicValue;
 import org.hibernate.mapping.Column;
 import org.hibernate.mapping.Component;
@@ -190,8 +193,31 @@ final class FencedEntityScan {
 
   private static void requireExactText(
       PersistentClass entity, String attribute, Property property, BasicValue value) {
-    if (value.getJpaAttributeConverterDescriptor() != null) {
-      return; // the application's converter decides the column's value: trusted to be injective
+    ConverterDescriptor<?, ?> converter = value.getJpaAttributeConverterDescriptor();
+    if (converter != null) {
+      // The converter decides the column's value: each write's value must come back from it as
+      // itself (ConvertedAttribute), and the column must give back what the converter stored.
+      Type relational = converter.getRelationalValueResolvedType();
+      Class<?> stored =
+          relational instanceof Class<?> c
+              ? c
+              : relational instanceof ParameterizedType p && p.getRawType() instanceof Class<?> r
+                  ? r
+                  : null;
+      if (stored != null && (EXACT_TEXT.contains(stored) || stored.isEnum())) {
+        return;
+      }
+      throw FencedEntity.invalid(
+          entity.getEntityName(),
+          "attribute "
+              + attribute
+              + "'s converter "
+              + converter.getAttributeConverterClass().getName()
+              + " stores it as a "
+              + relational.getTypeName()
+              + ", which the column may keep as another value (a scale, a precision or a time"
+              + " zone), so the row could be read back as another resource than the one judged;"
+              + " convert it to a String, an integral type, a UUID, an enum or a LocalDate");
     }
     Class<?> type = property.getType().getReturnedClass();
     if (type == null || EXACT_TEXT.contains(type) || type.isEnum()) {

@@ -124,6 +124,9 @@ final class FencingEventListener
     Object value = attributeValue(entity, persister, event.getEntity(), event.getId(), state);
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
+    if (!operation.equals("delete")) { // the column gets the value as the converter stores it
+      ConvertedAttribute.requireReadBackAs(entity, persister, value, resource, session);
+    }
     requireToken(session, entity, resource, operation);
     if (rowMayExist && oldState == null && entity.attribute() != null) {
       // No state of the row was loaded (a StatelessSession's update, delete or upsert): the

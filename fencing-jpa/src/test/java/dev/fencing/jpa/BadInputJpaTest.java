@@ -106,6 +106,64 @@ class BadInputJpaTest {
     java.math.@Nullable BigDecimal rate;
   }
 
+  /**
+   * A rate converted to a {@code BigDecimal} column ({@code numeric(38,2)}): 1.005 kept as 1.01.
+   */
+  @jakarta.persistence.Converter
+  static class RateConverter
+      implements jakarta.persistence.AttributeConverter<String, java.math.BigDecimal> {
+    @Override
+    public java.math.@Nullable BigDecimal convertToDatabaseColumn(@Nullable String attribute) {
+      return attribute == null ? null : new java.math.BigDecimal(attribute);
+    }
+
+    @Override
+    public @Nullable String convertToEntityAttribute(java.math.@Nullable BigDecimal column) {
+      return column == null ? null : column.toPlainString();
+    }
+  }
+
+  @Entity(name = "ConvertedRate")
+  @Fenced(prefix = "vat:", attribute = "rate")
+  static class ConvertedRate {
+    @Id long id;
+
+    @jakarta.persistence.Convert(converter = RateConverter.class)
+    @Nullable String rate;
+  }
+
+  /** Stores a code in upper case and reads it as stored: two values, one column value. */
+  @jakarta.persistence.Converter
+  static class UpperCase implements jakarta.persistence.AttributeConverter<String, String> {
+    @Override
+    public @Nullable String convertToDatabaseColumn(@Nullable String attribute) {
+      return attribute == null ? null : attribute.toUpperCase(java.util.Locale.ROOT);
+    }
+
+    @Override
+    public @Nullable String convertToEntityAttribute(@Nullable String column) {
+      return column;
+    }
+  }
+
+  /** One resource per row, {@code doc:<code>}, the code stored through {@link UpperCase}. */
+  @Entity(name = "CasedDocument")
+  @Table(name = "cased_document")
+  @Fenced(prefix = "doc:", attribute = "code")
+  static class CasedDocument {
+    @Id long id;
+
+    @jakarta.persistence.Convert(converter = UpperCase.class)
+    @Nullable String code;
+
+    CasedDocument() {}
+
+    CasedDocument(long id, @Nullable String code) {
+      this.id = id;
+      this.code = code;
+    }
+  }
+
   /** {@code @Fenced} on an embeddable: it fenced nothing, the embedding entity needed no token. */
   @Fenced("addresses")
   @Embeddable
@@ -154,7 +212,7 @@ class BadInputJpaTest {
   @BeforeAll
   static void start() {
     JpaFixture.migrate(db);
-    jpa = JpaFixture.start(db, CodedDocument.class);
+    jpa = JpaFixture.start(db, CodedDocument.class, CasedDocument.class, UpperCase.class);
   }
 
   @AfterEach
@@ -197,6 +255,13 @@ class BadInputJpaTest {
             "B155",
             DecimalRate.class,
             "attribute rate's type java.math.BigDecimal may be stored as another text"),
+        arguments(
+            "B166",
+            ConvertedRate.class,
+            "attribute rate's converter "
+                + RateConverter.class.getName()
+                + " stores it as a java.math.BigDecimal, which the column may keep as another"
+                + " value"),
         arguments(
             "B156",
             EmbedsAFencedEmbeddable.class,
@@ -255,6 +320,25 @@ class BadInputJpaTest {
     assertThat(snapshot()).isEqualTo(before);
   }
 
+  @Test
+  @DisplayName("B167 a row whose @Fenced attribute's converter reads it back as another value")
+  void attributeConvertedToAnotherResource() throws SQLException {
+    Lease lease = jpa.current("doc:a");
+    FenceSnapshot before = snapshot();
+    Throwable thrown;
+    try (FencingScope scope = Fencing.bind(lease)) {
+      thrown =
+          catchThrowable(
+              () -> jpa.sessionFactory.inTransaction(s -> s.persist(new CasedDocument(3, "a"))));
+    }
+    assertThat(messages(thrown))
+        .contains(
+            "its @Fenced attribute code is a (resource doc:a), but converter "
+                + UpperCase.class.getName()
+                + " stores it as A, read back as A, a row of doc:A");
+    assertThat(snapshot()).isEqualTo(before);
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   /** Whether the refusal found in {@code thrown} is a missing token. */
@@ -268,7 +352,7 @@ class BadInputJpaTest {
 
   private static FenceSnapshot snapshot() throws SQLException {
     try (Connection c = jpa.pool.getConnection()) {
-      return FenceSnapshot.take(c, "coded_document");
+      return FenceSnapshot.take(c, "coded_document", "cased_document");
     }
   }
 
