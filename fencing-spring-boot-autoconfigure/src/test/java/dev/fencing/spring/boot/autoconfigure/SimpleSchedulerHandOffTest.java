@@ -14,8 +14,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -70,10 +70,17 @@ class SimpleSchedulerHandOffTest {
           assertThat(context.getBean(SimpleAsyncTaskScheduler.class)).isNotNull();
           ScheduledRuns runs = new ScheduledRuns();
           JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+          Runnable write = runs.writer(jdbc, TABLE, RESOURCE, "carried");
+          CountDownLatch ran = new CountDownLatch(1);
           FencingToken bound =
               context
                   .getBean(LeasedScheduler.class)
-                  .scheduleAndWait(runs.writer(jdbc, TABLE, RESOURCE, "carried"));
+                  .scheduleAndWait(
+                      () -> {
+                        write.run();
+                        ran.countDown();
+                      },
+                      ran);
           Run run = runs.next();
           assertThat(run.refused()).as("what the task's write threw").isNull();
           assertThat(run.seen()).as("the token bound in the task").contains(bound);
@@ -140,10 +147,15 @@ class SimpleSchedulerHandOffTest {
       this.scheduler = scheduler;
     }
 
-    /** Schedules {@code task} now and waits for its run, holding the lease. */
+    /**
+     * Schedules {@code task} now and waits until it counted {@code ran} down, holding the lease.
+     * Not on the {@code ScheduledFuture}: this scheduler completes it when the run is handed to its
+     * own thread, before the task ran.
+     */
     @WithLease(RESOURCE)
-    public FencingToken scheduleAndWait(Runnable task) throws Exception {
-      scheduler.schedule(task, Instant.now()).get(60, TimeUnit.SECONDS);
+    public FencingToken scheduleAndWait(Runnable task, CountDownLatch ran) {
+      scheduler.schedule(task, Instant.now());
+      SchedulerHandOffTest.await(ran);
       return Fencing.current().token(RESOURCE).orElseThrow();
     }
   }
