@@ -42,9 +42,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *       advice; the lease client and the migrations use the {@code DataSource} bean not in {@code
  *       fencing.datasource.exclude} (the only one, or the {@code @Primary} one), and start-up fails
  *       naming the beans when several are candidates and none is chosen ({@link FenceDataSource});
- *   <li>a {@code TaskDecorator} that carries the submitting thread's tokens into tasks of Boot's
- *       task executors and scheduler ({@code @Async}), and leaves nothing bound on a pooled thread
- *       ({@link FencingTaskDecorator});
+ *   <li>a {@code TaskDecorator} that carries the submitting thread's tokens, with their leases,
+ *       into tasks of Boot's task executors ({@code @Async}, {@code applicationTaskExecutor}) and
+ *       scheduler ({@code TaskScheduler.schedule}, {@code scheduleAtFixedRate}, {@code
+ *       scheduleWithFixedDelay}: every run of a repeating task carries what was bound when it was
+ *       scheduled), and leaves nothing bound on a pooled thread ({@link FencingTaskDecorator},
+ *       {@link FencingSchedulerPostProcessor} for the virtual-thread scheduler). {@code @Scheduled}
+ *       jobs are scheduled at start-up with nothing bound: one that is {@code @WithLease} or
+ *       {@code @SchedulerLock} takes its lease at each run;
  *   <li>refusals reach callers as {@link dev.fencing.spring.boot.FencingRefusedDataAccessException}
  *       from {@code JdbcTemplate}, {@code JdbcTransactionManager}, {@code JpaTransactionManager}
  *       and repositories;
@@ -154,6 +159,17 @@ public final class FencingAutoConfiguration {
   @Fallback
   TaskDecorator fencingTaskDecorator() {
     return new FencingTaskDecorator();
+  }
+
+  /**
+   * A {@code SimpleAsyncTaskScheduler} (Boot's {@code taskScheduler} with virtual threads)
+   * decorates a task only when a run fires: its {@code schedule*} calls carry the caller's tokens
+   * instead.
+   */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static FencingSchedulerPostProcessor fencingSchedulerPostProcessor() {
+    return new FencingSchedulerPostProcessor();
   }
 
   /** The pool under a data source fenced by this configuration (lease and migration SQL). */

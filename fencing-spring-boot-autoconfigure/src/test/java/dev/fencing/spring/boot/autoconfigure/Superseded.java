@@ -38,6 +38,11 @@ final class Superseded implements AutoCloseable {
     return stale;
   }
 
+  /** The newer lease, held until {@link #close()}: the current holder's. */
+  Lease newer() {
+    return newer;
+  }
+
   /**
    * Runs {@code write} with the superseded token bound; what it threw (the refusal), null if it
    * threw nothing.
