@@ -249,33 +249,16 @@ final class ConnectionFence {
     // unfenced. It runs in the wrapper's transaction block below, where PostgreSQL refuses such a
     // COMMIT (2D000).
     if (carrier != null
-        && !kind.mayWrite()
-        && !kind.endsTransaction()
-        && !kind.rollsBackToSavepoint()
         && !kind.nonAtomic()
         && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // A read, its commit's check behind it as one implicit transaction: a write it hides is
-      // checked before that transaction commits. One round trip, as unfenced.
-      Object read;
-      try {
-        read = tx.readCarried(context, carrier);
-      } catch (Throwable e) {
-        tx.endTransaction();
-        throw e;
-      }
-      if (read != TransactionChecks.NOT_CARRIED) {
-        tx.endTransaction();
-        checker.recordPending(raw);
-        return read;
-      }
-    } else if (carrier != null
-        && !kind.nonAtomic()
-        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // The check and the write before one Sync: the server runs them as one implicit transaction,
-      // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
+      // A read: its commit's check behind it as one implicit transaction, so a write it hides is
+      // checked before that transaction commits. Anything else: the check and the write before one
+      // Sync, which the server runs as one implicit transaction, committed at the Sync, rolled back
+      // if either fails. One round trip either way, as unfenced.
+      boolean read = !kind.mayWrite() && !kind.endsTransaction() && !kind.rollsBackToSavepoint();
       Object carried;
       try {
-        carried = tx.carried(context, kind, carrier);
+        carried = read ? tx.readCarried(context, carrier) : tx.carried(context, kind, carrier);
       } catch (Throwable e) {
         tx.endTransaction();
         throw e;
