@@ -159,6 +159,30 @@ final class ConnectionFence {
     return thrown;
   }
 
+  /**
+   * Whether {@code sql} runs as unfenced, with no check before it: a ROLLBACK string, which commits
+   * nothing (a stale token's refusal would keep it from ending an aborted transaction block, and
+   * tell the caller its rollback failed); and, with no token bound, a read, or anything where no
+   * token is required. Not a string that ends a transaction in which tokens were bound: it checks
+   * them, bound now or not (as {@code commit()} does), for no token bound now is no reason to
+   * commit unchecked what it wrote. A write with no token bound where one is required is refused.
+   */
+  private boolean runsUnchecked(
+      @Nullable String sql, SqlClassifier.Classification kind, FencingContext context)
+      throws SQLException {
+    if (kind.endsTransaction() && sql != null && SqlClassifier.rollsBackTransaction(sql)) {
+      return true;
+    }
+    if (!context.isEmpty() || (kind.endsTransaction() && tx.hasWritten())) {
+      return false; // the hot path: tokens bound
+    }
+    if (kind.mayWrite() && requireToken) {
+      tx.ensureChecked(context); // refuses: a write needs a token
+      return false;
+    }
+    return true;
+  }
+
   private @Nullable Object fenced(
       @Nullable String sql,
       SqlClassifier.Classification kind,
@@ -175,18 +199,8 @@ final class ConnectionFence {
         throw checker.refuse(raw, refusal, false);
       }
     }
-    if (kind.endsTransaction() && sql != null && SqlClassifier.rollsBackTransaction(sql)) {
-      // ROLLBACK commits nothing: no check before it (a stale token's refusal would keep it from
-      // ending an aborted transaction block, and tell the caller its rollback failed)
+    if (runsUnchecked(sql, kind, context)) {
       return run(call, kind);
-    }
-    // A string that ends a transaction in which tokens were bound checks them, bound now or not
-    // (as commit() does): no token bound now is no reason to commit unchecked what it wrote.
-    if (context.isEmpty() && !(kind.endsTransaction() && tx.hasWritten())) {
-      if (!kind.mayWrite() || !requireToken) {
-        return run(call, kind);
-      }
-      tx.ensureChecked(context); // refuses: a write needs a token
     }
     if (kind.writesAfterBoundary() || kind.runsAfterEnd() || kind.endsAfterStatement()) {
       // The commit check would cover only the transaction the string starts in; and a check made
@@ -235,33 +249,16 @@ final class ConnectionFence {
     // unfenced. It runs in the wrapper's transaction block below, where PostgreSQL refuses such a
     // COMMIT (2D000).
     if (carrier != null
-        && !kind.mayWrite()
-        && !kind.endsTransaction()
-        && !kind.rollsBackToSavepoint()
         && !kind.nonAtomic()
         && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // A read, its commit's check behind it as one implicit transaction: a write it hides is
-      // checked before that transaction commits. One round trip, as unfenced.
-      Object read;
-      try {
-        read = tx.readCarried(context, carrier);
-      } catch (Throwable e) {
-        tx.endTransaction();
-        throw e;
-      }
-      if (read != TransactionChecks.NOT_CARRIED) {
-        tx.endTransaction();
-        checker.recordPending(raw);
-        return read;
-      }
-    } else if (carrier != null
-        && !kind.nonAtomic()
-        && tx.oneImplicitTransaction(carrier, context.bindings().size())) {
-      // The check and the write before one Sync: the server runs them as one implicit transaction,
-      // committed at the Sync, rolled back if either fails. One round trip, as unfenced.
+      // A read: its commit's check behind it as one implicit transaction, so a write it hides is
+      // checked before that transaction commits. Anything else: the check and the write before one
+      // Sync, which the server runs as one implicit transaction, committed at the Sync, rolled back
+      // if either fails. One round trip either way, as unfenced.
+      boolean read = !kind.mayWrite() && !kind.endsTransaction() && !kind.rollsBackToSavepoint();
       Object carried;
       try {
-        carried = tx.carried(context, kind, carrier);
+        carried = read ? tx.readCarried(context, carrier) : tx.carried(context, kind, carrier);
       } catch (Throwable e) {
         tx.endTransaction();
         throw e;

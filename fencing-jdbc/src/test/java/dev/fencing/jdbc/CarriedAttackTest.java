@@ -7,6 +7,7 @@ import static dev.fencing.jdbc.MatrixFixture.exception;
 import static dev.fencing.jdbc.MatrixFixture.rows;
 import static dev.fencing.jdbc.MatrixFixture.warnings;
 
+import dev.fencing.jdbc.MatrixFixture.EverySetting;
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
@@ -23,14 +24,10 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -55,9 +52,7 @@ class CarriedAttackTest {
 
   @BeforeAll
   static void schema() throws SQLException {
-    FencingTestSupport.migrate(db);
-    plain = db.dataSource();
-    exec(plain, "CREATE TABLE m (id serial PRIMARY KEY, v int NOT NULL)");
+    plain = MatrixFixture.matrixTable(db);
     exec(
         plain,
         "CREATE FUNCTION m_notes(p int) RETURNS int LANGUAGE plpgsql AS"
@@ -76,12 +71,7 @@ class CarriedAttackTest {
     resource = externalResource(plain, "carried-attack", 5);
   }
 
-  static Stream<Arguments> settings() {
-    return MatrixFixture.settings();
-  }
-
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void looksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
     PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);

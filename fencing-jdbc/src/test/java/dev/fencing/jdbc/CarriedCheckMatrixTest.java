@@ -9,6 +9,7 @@ import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.jdbc.MatrixFixture.EverySetting;
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
@@ -60,13 +61,8 @@ class CarriedCheckMatrixTest {
 
   @BeforeAll
   static void schema() throws SQLException {
-    FencingTestSupport.migrate(db);
-    plain = db.dataSource();
-    exec(plain, "CREATE TABLE m (id serial PRIMARY KEY, v int NOT NULL)");
-    exec(
-        plain,
-        "CREATE FUNCTION m_add(p int) RETURNS int LANGUAGE plpgsql AS"
-            + " 'BEGIN INSERT INTO m (v) VALUES (p); RAISE WARNING ''added %'', p; RETURN p * 2; END'");
+    plain = MatrixFixture.matrixTable(db);
+    MatrixFixture.createAdd(plain);
     // writes the text does not show (issue 13's blind spots), read by a plain statement
     exec(plain, "CREATE VIEW m_hidden AS SELECT m_add(3) AS r");
     exec(
@@ -121,12 +117,7 @@ class CarriedCheckMatrixTest {
 
   private static final int UNCOUNTED = -1;
 
-  static Stream<Arguments> settings() {
-    return MatrixFixture.settings();
-  }
-
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void carriedLooksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
     PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
@@ -168,7 +159,7 @@ class CarriedCheckMatrixTest {
 
   static Stream<Arguments> zombieSettings() {
     List<Arguments> all = new ArrayList<>();
-    settings()
+    MatrixFixture.settings()
         .forEach(
             a -> {
               for (int isolation :

@@ -8,6 +8,7 @@ import static dev.fencing.jdbc.MatrixFixture.rows;
 import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.MatrixFixture.EverySetting;
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.RoundTrips;
@@ -22,14 +23,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -89,12 +86,7 @@ class CarriedKeysMatrixTest {
 
   private static final int UNCOUNTED = -1;
 
-  static Stream<Arguments> settings() {
-    return MatrixFixture.settings();
-  }
-
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void generatedKeysLookExactlyLikeUnfenced(
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
     PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
@@ -128,8 +120,7 @@ class CarriedKeysMatrixTest {
     assertThat(FencingTestSupport.rejections(plain, resource, "stale_token")).isZero();
   }
 
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void aZombieIsRefusedByTheCarriedCheckAndNothingIsWritten(
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
     String zombie =

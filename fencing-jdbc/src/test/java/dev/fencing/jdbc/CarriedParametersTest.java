@@ -4,6 +4,7 @@ import static dev.fencing.jdbc.FencingTestSupport.exec;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.MatrixFixture.EverySetting;
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
@@ -14,14 +15,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.geometric.PGpoint;
 import org.postgresql.jdbc.AutoSave;
@@ -50,12 +47,7 @@ class CarriedParametersTest {
     resource = externalResource(plain, "carried-parameters", 5);
   }
 
-  static Stream<Arguments> settings() {
-    return MatrixFixture.settings();
-  }
-
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void aMutableArgumentChangedAfterItsSetterIsSentAsSet(
       boolean autoCommit, PreferQueryMode mode, AutoSave autosave) throws Exception {
     PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);
@@ -167,8 +159,7 @@ class CarriedParametersTest {
     return ops;
   }
 
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void theCasesRunUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
     // the cases exercise the driver: each inserts rows unfenced (none refused by pgjdbc)

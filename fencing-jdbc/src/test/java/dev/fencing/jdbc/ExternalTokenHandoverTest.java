@@ -45,23 +45,6 @@ class ExternalTokenHandoverTest {
   private static FencedDataSource fenced;
   private static ExecutorService threads;
 
-  /** The isolation levels of the writers. */
-  enum Isolation {
-    READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
-    REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
-    SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
-
-    final int level;
-
-    Isolation(int level) {
-      this.level = level;
-    }
-
-    boolean snapshotPerTransaction() {
-      return this != READ_COMMITTED;
-    }
-  }
-
   @BeforeAll
   static void setUp() throws SQLException {
     FencingTestSupport.migrate(db);

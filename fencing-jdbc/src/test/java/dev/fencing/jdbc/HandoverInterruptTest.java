@@ -50,18 +50,6 @@ class HandoverInterruptTest {
 
   private final List<LeaseClient> clients = new ArrayList<>();
 
-  enum Isolation {
-    READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
-    REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
-    SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
-
-    final int level;
-
-    Isolation(int level) {
-      this.level = level;
-    }
-  }
-
   /** Which acquisition waits for the handover. */
   enum Call {
     TRY_ACQUIRE,

@@ -55,19 +55,6 @@ class HandoverTimeoutTest {
 
   private final List<LeaseClient> clients = new ArrayList<>();
 
-  /** The isolation level of the previous holder's open transaction. */
-  enum Isolation {
-    READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
-    REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
-    SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
-
-    final int level;
-
-    Isolation(int level) {
-      this.level = level;
-    }
-  }
-
   @BeforeAll
   static void setUp() throws SQLException {
     FencingTestSupport.migrate(db);

@@ -85,19 +85,6 @@ class HiddenHoldCursorTest {
     }
   }
 
-  /** The isolation levels of the transactions. */
-  enum Isolation {
-    READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
-    REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
-    SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
-
-    final int level;
-
-    Isolation(int level) {
-      this.level = level;
-    }
-  }
-
   static Stream<Arguments> waysAndIsolations() {
     return Arrays.stream(Way.values())
         .flatMap(w -> Arrays.stream(Isolation.values()).map(i -> Arguments.of(w, i)));

@@ -6,6 +6,7 @@ import static dev.fencing.jdbc.MatrixFixture.rows;
 import static dev.fencing.jdbc.MatrixFixture.warnings;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.jdbc.MatrixFixture.EverySetting;
 import dev.fencing.jdbc.MatrixFixture.Operation;
 import dev.fencing.jdbc.MatrixFixture.PreparedBody;
 import dev.fencing.testing.TestDatabaseExtension;
@@ -21,14 +22,10 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -51,23 +48,13 @@ class InvisibilityMatrixTest {
 
   @BeforeAll
   static void schema() throws SQLException {
-    FencingTestSupport.migrate(db);
-    plain = db.dataSource();
-    exec(plain, "CREATE TABLE m (id serial PRIMARY KEY, v int NOT NULL)");
-    exec(
-        plain,
-        "CREATE FUNCTION m_add(p int) RETURNS int LANGUAGE plpgsql AS"
-            + " 'BEGIN INSERT INTO m (v) VALUES (p); RAISE WARNING ''added %'', p; RETURN p * 2; END'");
+    plain = MatrixFixture.matrixTable(db);
+    MatrixFixture.createAdd(plain);
     exec(plain, "CREATE VIEW m_hidden AS SELECT m_add(5) AS doubled");
     resource = externalResource(plain, "matrix", 5);
   }
 
-  static Stream<Arguments> settings() {
-    return MatrixFixture.settings();
-  }
-
-  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
-  @MethodSource("settings")
+  @EverySetting
   void fencedLooksExactlyLikeUnfenced(boolean autoCommit, PreferQueryMode mode, AutoSave autosave)
       throws Exception {
     PGSimpleDataSource driver = MatrixFixture.driver(db, mode, autosave);

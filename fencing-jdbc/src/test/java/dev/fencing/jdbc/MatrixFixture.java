@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testing.RoundTrips;
 import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +21,9 @@ import java.util.List;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.jdbc.AutoSave;
 import org.postgresql.jdbc.PreferQueryMode;
@@ -42,6 +48,35 @@ final class MatrixFixture {
   @FunctionalInterface
   interface PreparedBody {
     Object run(PreparedStatement ps) throws SQLException;
+  }
+
+  /**
+   * A test run in every setting of the matrices ({@link #settings}): its parameters are {@code
+   * (boolean autoCommit, PreferQueryMode mode, AutoSave autosave)}.
+   */
+  @Target(ElementType.METHOD)
+  @Retention(RetentionPolicy.RUNTIME)
+  @ParameterizedTest(name = "autocommit={0} {1} autosave={2}")
+  @MethodSource("dev.fencing.jdbc.MatrixFixture#settings")
+  @interface EverySetting {}
+
+  /**
+   * Migrates {@code db} and creates the matrices' table {@code m (id serial, v int)}: the unfenced
+   * data source.
+   */
+  static DataSource matrixTable(TestDatabaseExtension db) throws SQLException {
+    FencingTestSupport.migrate(db);
+    DataSource plain = db.dataSource();
+    exec(plain, "CREATE TABLE m (id serial PRIMARY KEY, v int NOT NULL)");
+    return plain;
+  }
+
+  /** {@code m_add(p)}: inserts {@code p} into {@code m}, warns, returns {@code p * 2}. */
+  static void createAdd(DataSource plain) throws SQLException {
+    exec(
+        plain,
+        "CREATE FUNCTION m_add(p int) RETURNS int LANGUAGE plpgsql AS"
+            + " 'BEGIN INSERT INTO m (v) VALUES (p); RAISE WARNING ''added %'', p; RETURN p * 2; END'");
   }
 
   /**

@@ -77,26 +77,66 @@ class TransactionEndTest {
         .containsInstanceOf(StaleFencingTokenException.class);
   }
 
+  /** What one half of a case does on its connection. */
+  @FunctionalInterface
+  interface Work {
+    void run(Connection c) throws SQLException;
+  }
+
+  private static final Work NOTHING = c -> {};
+  private static final Work IN_TRANSACTION = c -> c.setAutoCommit(false);
+
+  /**
+   * On a new fenced connection: {@code open} with no token bound, {@code bound} with {@code token}
+   * bound, {@code after} with it no longer bound; then the connection is closed.
+   */
+  private static void onConnection(long token, Work open, Work bound, Work after)
+      throws SQLException {
+    try (Connection c = fenced.getConnection()) {
+      open.run(c);
+      try (FencingScope scope = bind(token)) {
+        bound.run(c);
+      }
+      after.run(c);
+    }
+  }
+
+  /**
+   * A zombie's half of a case: {@link #onConnection} with the stale token; nothing its hidden write
+   * did is committed.
+   */
+  private static void zombie(Work open, Work bound, Work after) throws SQLException {
+    long before = hidden();
+    onConnection(STALE, open, bound, after);
+    assertThat(hidden()).isEqualTo(before);
+  }
+
+  /** {@link #zombie} in a transaction opened by {@code setAutoCommit(false)}, nothing after. */
+  private static void zombie(Work bound) throws SQLException {
+    zombie(IN_TRANSACTION, bound, NOTHING);
+  }
+
+  /** The current holder's half of a case: {@code work} with its token bound throughout. */
+  private static void holder(Work work) throws SQLException {
+    onConnection(CURRENT, NOTHING, work, NOTHING);
+  }
+
   /** setAutoCommit(true) commits the open transaction: with the commit's check. */
   @Test
   void switchingAutocommitOnChecksTheCommit() throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        assertRefused(catchThrowable(() -> c.setAutoCommit(true)));
-      }
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        c -> {
+          run(c, "SELECT * FROM te_hidden");
+          assertRefused(catchThrowable(() -> c.setAutoCommit(true)));
+        });
 
     int id = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection();
-        FencingScope holder = bind(CURRENT)) {
-      c.setAutoCommit(false);
-      insert(c, id);
-      c.setAutoCommit(true);
-    }
+    holder(
+        c -> {
+          c.setAutoCommit(false);
+          insert(c, id);
+          c.setAutoCommit(true);
+        });
     assertThat(present(id)).isTrue();
   }
 
@@ -107,17 +147,14 @@ class TransactionEndTest {
    */
   @Test
   void aStringRefusedBeforeItRanKeepsTheTransactionsChecks() throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        SQLException e = (SQLException) catchThrowable(() -> run(c, "SELECT 1; COMMIT"));
-        assertThat(e.getSQLState()).isEqualTo("0A000");
-      }
-      assertRefused(catchThrowable(c::commit));
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        IN_TRANSACTION,
+        c -> {
+          run(c, "SELECT * FROM te_hidden");
+          SQLException e = (SQLException) catchThrowable(() -> run(c, "SELECT 1; COMMIT"));
+          assertThat(e.getSQLState()).isEqualTo("0A000");
+        },
+        c -> assertRefused(catchThrowable(c::commit)));
   }
 
   /** SQL savepoints, released or rolled back to, and COMMIT AND CHAIN: the commit is checked. */
@@ -129,29 +166,25 @@ class TransactionEndTest {
         "ROLLBACK TO SAVEPOINT x",
       })
   void aSqlSavepointDoesNotEscapeTheCommitsCheck(String end) throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        run(c, "SAVEPOINT x");
-        run(c, "SELECT * FROM te_hidden");
-        run(c, end);
-        assertRefused(catchThrowable(c::commit));
-      }
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        c -> {
+          run(c, "SELECT * FROM te_hidden");
+          run(c, "SAVEPOINT x");
+          run(c, "SELECT * FROM te_hidden");
+          run(c, end);
+          assertRefused(catchThrowable(c::commit));
+        });
 
     int id = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection();
-        FencingScope holder = bind(CURRENT)) {
-      c.setAutoCommit(false);
-      run(c, "SAVEPOINT x");
-      insert(c, id);
-      run(c, end);
-      insert(c, id + 10_000);
-      c.commit();
-    }
+    holder(
+        c -> {
+          c.setAutoCommit(false);
+          run(c, "SAVEPOINT x");
+          insert(c, id);
+          run(c, end);
+          insert(c, id + 10_000);
+          c.commit();
+        });
     assertThat(present(id)).isEqualTo(!end.startsWith("ROLLBACK"));
     assertThat(present(id + 10_000)).isTrue();
   }
@@ -159,35 +192,31 @@ class TransactionEndTest {
   /** JDBC savepoints: rolled back to after the checked write, released; the commit is checked. */
   @Test
   void aJdbcSavepointDoesNotEscapeTheCommitsCheck() throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        Savepoint first = c.setSavepoint();
-        run(c, "SELECT * FROM te_hidden");
-        c.rollback(first);
-        Savepoint second = c.setSavepoint("second");
-        run(c, "SELECT * FROM te_hidden");
-        c.releaseSavepoint(second);
-        assertRefused(catchThrowable(c::commit));
-      }
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        c -> {
+          run(c, "SELECT * FROM te_hidden");
+          Savepoint first = c.setSavepoint();
+          run(c, "SELECT * FROM te_hidden");
+          c.rollback(first);
+          Savepoint second = c.setSavepoint("second");
+          run(c, "SELECT * FROM te_hidden");
+          c.releaseSavepoint(second);
+          assertRefused(catchThrowable(c::commit));
+        });
 
     int id = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection();
-        FencingScope holder = bind(CURRENT)) {
-      c.setAutoCommit(false);
-      Savepoint first = c.setSavepoint();
-      insert(c, id);
-      c.rollback(first);
-      insert(c, id + 10_000);
-      Savepoint second = c.setSavepoint();
-      insert(c, id + 20_000);
-      c.releaseSavepoint(second);
-      c.commit();
-    }
+    holder(
+        c -> {
+          c.setAutoCommit(false);
+          Savepoint first = c.setSavepoint();
+          insert(c, id);
+          c.rollback(first);
+          insert(c, id + 10_000);
+          Savepoint second = c.setSavepoint();
+          insert(c, id + 20_000);
+          c.releaseSavepoint(second);
+          c.commit();
+        });
     assertThat(present(id)).isFalse();
     assertThat(present(id + 10_000)).isTrue();
     assertThat(present(id + 20_000)).isTrue();
@@ -197,15 +226,13 @@ class TransactionEndTest {
   @Test
   void commitAndChainIsCheckedAndSoIsTheChainedTransaction() throws SQLException {
     long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      c.setAutoCommit(false);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-        assertRefused(catchThrowable(() -> run(c, "COMMIT AND CHAIN")));
-      }
-      c.rollback();
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        IN_TRANSACTION,
+        c -> {
+          run(c, "SELECT * FROM te_hidden");
+          assertRefused(catchThrowable(() -> run(c, "COMMIT AND CHAIN")));
+        },
+        Connection::rollback);
 
     int id = IDS.getAndIncrement();
     try (Connection c = fenced.getConnection()) {
@@ -246,31 +273,29 @@ class TransactionEndTest {
   @EnumSource(Begin.class)
   void aTransactionBlockOpenedBySqlInAutocommitEndsAsTheCallerSays(Begin begin)
       throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, begin.sql);
-        Throwable e = catchThrowable(() -> run(c, "SELECT * FROM te_hidden"));
-        if (e == null) {
-          e = catchThrowable(() -> run(c, "COMMIT"));
-        }
-        assertRefused(e);
-      }
-      run(c, "ROLLBACK");
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        NOTHING,
+        c -> {
+          run(c, begin.sql);
+          Throwable e = catchThrowable(() -> run(c, "SELECT * FROM te_hidden"));
+          if (e == null) {
+            e = catchThrowable(() -> run(c, "COMMIT"));
+          }
+          assertRefused(e);
+        },
+        c -> run(c, "ROLLBACK"));
 
     int rolledBack = IDS.getAndIncrement();
     int committed = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection();
-        FencingScope holder = bind(CURRENT)) {
-      run(c, begin.sql);
-      insert(c, rolledBack);
-      run(c, "ROLLBACK");
-      run(c, begin.sql);
-      insert(c, committed);
-      run(c, "COMMIT");
-    }
+    holder(
+        c -> {
+          run(c, begin.sql);
+          insert(c, rolledBack);
+          run(c, "ROLLBACK");
+          run(c, begin.sql);
+          insert(c, committed);
+          run(c, "COMMIT");
+        });
     assertThat(present(rolledBack)).as("the holder rolled it back").isFalse();
     assertThat(present(committed)).isTrue();
   }
@@ -362,24 +387,13 @@ class TransactionEndTest {
   @EnumSource(Unbound.class)
   void theEndChecksTheTokensBoundInTheTransactionThoughNoLongerBound(Unbound way)
       throws SQLException {
-    long before = hidden();
-    try (Connection c = fenced.getConnection()) {
-      way.open(c);
-      try (FencingScope zombie = bind(STALE)) {
-        run(c, "SELECT * FROM te_hidden");
-      }
-      assertRefused(catchThrowable(() -> way.end(c)));
-    }
-    assertThat(hidden()).isEqualTo(before);
+    zombie(
+        way::open,
+        c -> run(c, "SELECT * FROM te_hidden"),
+        c -> assertRefused(catchThrowable(() -> way.end(c))));
 
     int id = IDS.getAndIncrement();
-    try (Connection c = fenced.getConnection()) {
-      way.open(c);
-      try (FencingScope holder = bind(CURRENT)) {
-        insert(c, id);
-      }
-      way.end(c);
-    }
+    onConnection(CURRENT, way::open, c -> insert(c, id), way::end);
     assertThat(present(id)).isTrue();
   }
 
