@@ -65,6 +65,7 @@ class HiddenCheckCancelTest {
     FencingTestSupport.migrate(db);
     plain = FencingTestSupport.plain(db, ds -> ds);
     FencingTestSupport.createTestSchema(plain);
+    FencingTestSupport.createHiddenWrite(plain, "hc");
     fenced = FencedDataSource.wrap(plain);
     threads = Executors.newCachedThreadPool();
   }
@@ -300,6 +301,86 @@ class HiddenCheckCancelTest {
     assertThat(queryLong(plain, "SELECT count(*) FROM fencing.rejection WHERE resource = ?", res))
         .as("a cancel is no refusal")
         .isZero();
+  }
+
+  /**
+   * A {@code COMMIT} in SQL after a write a read hid: its check (the commit's, "if written") runs
+   * in a round trip of its own before the {@code COMMIT} and waits for the handover; the caller's
+   * cancel reaches it, nothing is committed.
+   */
+  @ParameterizedTest
+  @EnumSource(Stop.class)
+  void theCheckOfACommitInSqlObeysTheCallersCancelAndTimeout(Stop stop) throws Exception {
+    String res = externalResource(plain, "hidden-cancel-commit-" + NAMES.incrementAndGet(), 5);
+    FencingToken token = FencingToken.of(res, 20);
+    long before = queryLong(plain, "SELECT count(*) FROM hc_rows");
+    Connection handover = plain.getConnection();
+    try (handover;
+        FencingScope scope = Fencing.bind(token);
+        Connection c = fenced.getConnection()) {
+      handover.setAutoCommit(false);
+      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
+      int pid = backendPid(c);
+      c.setAutoCommit(false);
+      Statement s = c.createStatement();
+      s.executeQuery("SELECT r FROM hc_hidden").close(); // a write the text hides: not checked
+      if (stop == Stop.QUERY_TIMEOUT) {
+        s.setQueryTimeout(1);
+      }
+      Future<Void> execution =
+          threads.submit(
+              () -> {
+                try (FencingScope inner = Fencing.bind(token)) {
+                  s.execute("COMMIT");
+                }
+                return null;
+              });
+      if (stop == Stop.CANCEL) {
+        await().atMost(PATIENCE).until(() -> waitingForALock(pid) || execution.isDone());
+        assertThat(execution).as("the commit's check waits for the handover").isNotDone();
+        s.cancel();
+      }
+      Throwable thrown = outcome(execution, handover);
+      assertThat(thrown).isInstanceOf(SQLException.class);
+      assertThat(((SQLException) thrown).getSQLState()).as(thrown.toString()).isEqualTo("57014");
+      assertThat(FencingExceptions.find(thrown)).isEmpty();
+      c.rollback();
+      handover.rollback();
+      assertThat(queryLong(plain, "SELECT count(*) FROM hc_rows")).isEqualTo(before);
+      int block = nextBlock();
+      insert(c, block);
+      c.commit();
+      assertThat(present(plain, block)).isTrue();
+    }
+    assertThat(queryLong(plain, "SELECT count(*) FROM fencing.rejection WHERE resource = ?", res))
+        .isZero();
+  }
+
+  /**
+   * A cancel of a statement that is not executing, or that comes after its check and execution
+   * ended, cancels nothing later: the next executions, hidden checks and all, run to their end.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Shape.class,
+      names = {"MULTI_STATEMENT", "FETCH_SIZE", "CALLABLE"})
+  void aCancelOutsideAnExecutionCancelsNothingLater(Shape shape) throws Exception {
+    String res = externalResource(plain, "hidden-cancel-idle-" + NAMES.incrementAndGet(), 5);
+    int block = nextBlock();
+    try (FencingScope scope = Fencing.bind(FencingToken.of(res, 20));
+        Connection c = fenced.getConnection()) {
+      c.setAutoCommit(false);
+      Statement s = shape.prepare(c, block);
+      s.cancel(); // idle: nothing to cancel
+      shape.execute(s, block);
+      s.cancel(); // after the execution: nothing to cancel
+      c.commit();
+      Statement next = shape.prepare(c, block + 1);
+      shape.execute(next, block + 1); // a new transaction: its check runs alone again
+      c.commit();
+    }
+    assertThat(present(plain, block)).isTrue();
+    assertThat(present(plain, block + 1)).isTrue();
   }
 
   /**
