@@ -112,6 +112,9 @@ final class ConnectionFence {
       refused.requireUsable("a statement");
     }
     boolean callersTransaction = !raw.getAutoCommit();
+    // a statement's execution: a check made in a round trip of its own honours its query timeout
+    // and its cancel() (TokenChecker); the statement fence is the call itself, nothing made
+    StatementFence before = tx.caller(call instanceof StatementFence s ? s : null);
     try {
       Object result = fenced(sql, kind, guards, unannounced, call, carrier);
       if (endsRefusal) {
@@ -123,6 +126,7 @@ final class ConnectionFence {
       // a refused COMMIT string ended the transaction, like a refused commit(), and says so
       throw kept(e, callersTransaction && !kind.endsTransaction());
     } finally {
+      tx.caller(before);
       if (kind.endsTransaction() && tx.transactionState() != TransactionState.OPEN) {
         // the string ended the transaction, or a refusal of its check rolled it back; not a string
         // refused before anything ran (0A000 below), whose transaction goes on and is checked at
@@ -328,7 +332,7 @@ final class ConnectionFence {
   private @Nullable Object checkedFirst(
       FencingContext context, SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
     try {
-      checker.check(raw, context.bindings());
+      checker.check(raw, context.bindings(), tx.caller());
     } finally {
       tx.endTransaction();
     }

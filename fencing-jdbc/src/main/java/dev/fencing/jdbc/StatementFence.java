@@ -54,6 +54,10 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
   private @Nullable ResultSet fencedResult;
   private @Nullable ResultSet rawKeys;
   private @Nullable ResultSet fencedKeys;
+  // The fencing check of the execution under way while it runs in a round trip of its own, on a
+  // statement of TokenChecker's (not carried): cancel() cancels it too. Written by the executing
+  // thread, read by the one that cancels.
+  private volatile @Nullable Statement check;
 
   private StatementFence(
       FencedConnection connection,
@@ -244,7 +248,41 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     raw.closeOnCompletion();
   }
 
+  /**
+   * The caller's query timeout in seconds (0: none), which a check run for its execution in a round
+   * trip of its own takes over ({@link TokenChecker}): reading the driver's field, nothing sent.
+   */
+  int queryTimeout() throws SQLException {
+    return raw.getQueryTimeout();
+  }
+
+  /**
+   * {@code s} runs the fencing check of the execution under way in a round trip of its own, until
+   * called again with null: {@link #cancel()} cancels it too.
+   */
+  void checking(@Nullable Statement s) {
+    check = s;
+  }
+
+  /**
+   * {@code cancel()}: the check of the execution under way if it runs on a statement of its own,
+   * then the carrier's statements and the driver's. pgjdbc cancels only a statement still executing
+   * and sends the cancel request before that statement's {@code execute} returns, so each cancel
+   * reaches the check, or the caller's statement once it runs, never a later statement. A cancel
+   * that comes after the check returned and before the caller's statement started is lost, as
+   * pgjdbc loses one that comes before its own statement starts.
+   */
   void cancel() throws SQLException {
+    Statement s = check;
+    if (s != null) {
+      try {
+        s.cancel();
+      } catch (SQLException e) {
+        if (check == s) {
+          throw e;
+        } // else the check ended (and its statement closed) meanwhile: nothing to cancel
+      }
+    }
     CarriedCheck c = carrier;
     if (c != null) {
       c.cancel();

@@ -113,7 +113,17 @@ final class TokenChecker {
    * @throws FencingRefusedException after rolling the transaction back
    */
   void check(Connection connection, List<FencingContext.Binding> bindings) throws SQLException {
-    run(connection, bindings, checkSql);
+    check(connection, bindings, null);
+  }
+
+  /**
+   * {@link #check(Connection, List)} for the execution of {@code caller} (null: none), whose query
+   * timeout and {@code cancel()} the check honours ({@link #run}).
+   */
+  void check(
+      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      throws SQLException {
+    run(connection, bindings, checkSql, caller);
   }
 
   /**
@@ -125,7 +135,17 @@ final class TokenChecker {
    */
   void checkAndCommit(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
-    run(connection, bindings, checkAndCommitSql);
+    checkAndCommit(connection, bindings, null);
+  }
+
+  /**
+   * {@link #checkAndCommit(Connection, List)} for the execution of {@code caller} (null: none,
+   * {@code commit()}), whose query timeout and {@code cancel()} the check honours ({@link #run}).
+   */
+  void checkAndCommit(
+      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      throws SQLException {
+    run(connection, bindings, checkAndCommitSql, caller);
   }
 
   /**
@@ -142,7 +162,17 @@ final class TokenChecker {
    */
   boolean checkIfWritten(Connection connection, List<FencingContext.Binding> bindings)
       throws SQLException {
-    return run(connection, bindings, checkIfWrittenSql);
+    return checkIfWritten(connection, bindings, null);
+  }
+
+  /**
+   * {@link #checkIfWritten(Connection, List)} for the execution of {@code caller} (a {@code COMMIT}
+   * in SQL), whose query timeout and {@code cancel()} the check honours ({@link #run}).
+   */
+  boolean checkIfWritten(
+      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      throws SQLException {
+    return run(connection, bindings, checkIfWrittenSql, caller);
   }
 
   /**
@@ -223,7 +253,18 @@ final class TokenChecker {
     }
   }
 
-  private boolean run(Connection connection, List<FencingContext.Binding> bindings, Call call)
+  /**
+   * Runs {@code call} for {@code bindings} on a statement of its own. With a {@code caller} (the
+   * fenced statement whose execution the check is for; null for {@code commit()}), the check takes
+   * over the caller's query timeout and the caller's {@code cancel()} cancels it ({@link
+   * StatementFence#checking}): a check that waits for a handover is stopped as the caller's
+   * statement would be, with PostgreSQL's {@code 57014}, which is no refusal.
+   */
+  private boolean run(
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      Call call,
+      @Nullable StatementFence caller)
       throws SQLException {
     refuseLostLeases(connection, bindings);
     boolean one = bindings.size() == 1;
@@ -232,6 +273,13 @@ final class TokenChecker {
     long start = System.nanoTime();
     @Nullable Integer advanced;
     try (PreparedStatement ps = connection.prepareStatement(check.sql())) {
+      if (caller != null) {
+        int timeout = caller.queryTimeout();
+        if (timeout > 0) {
+          ps.setQueryTimeout(timeout);
+        }
+        caller.checking(ps);
+      }
       try {
         check.bind(ps); // a resource and its token, or two arrays
         ps.execute(); // the check's row, none if it did not run; then, for checkAndCommit, COMMIT's
@@ -242,6 +290,9 @@ final class TokenChecker {
           // drain the COMMIT's result
         }
       } finally {
+        if (caller != null) {
+          caller.checking(null);
+        }
         if (call == checkAndCommitSql) {
           commitWarnings(connection, ps);
         }

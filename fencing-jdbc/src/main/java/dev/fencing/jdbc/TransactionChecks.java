@@ -33,10 +33,31 @@ final class TransactionChecks {
   private final List<FencingContext.Binding> written = new ArrayList<>(2);
   private @Nullable Set<FencingToken> writtenIndex;
   private @Nullable BaseConnection base;
+  // The fenced statement whose execution is under way, if one is: a check made in a round trip of
+  // its own for it takes over its query timeout and is cancelled by its cancel() (TokenChecker).
+  private @Nullable StatementFence caller;
 
   TransactionChecks(Connection raw, TokenChecker checker) {
     this.raw = raw;
     this.checker = checker;
+  }
+
+  /**
+   * {@code statement}'s execution is under way (null: none, or not a statement's): the checks made
+   * for it honour its query timeout and {@code cancel()}. Returns the one it replaces. A field
+   * written per execution, nothing made.
+   */
+  @Nullable StatementFence caller(@Nullable StatementFence statement) {
+    StatementFence before = caller;
+    caller = statement;
+    return before;
+  }
+
+  /**
+   * The fenced statement whose execution is under way, if any ({@link #caller(StatementFence)}).
+   */
+  @Nullable StatementFence caller() {
+    return caller;
   }
 
   /** Adds the tokens bound now to those the open transaction's commit checks. */
@@ -131,7 +152,7 @@ final class TransactionChecks {
     } else if (kind.endsTransaction()) {
       // COMMIT in SQL text: whatever the transaction wrote is checked before it commits
       List<FencingContext.Binding> unchecked = unchecked(written);
-      if (!unchecked.isEmpty() && checker.checkIfWritten(raw, unchecked)) {
+      if (!unchecked.isEmpty() && checker.checkIfWritten(raw, unchecked, caller)) {
         markChecked(unchecked);
       }
     }
@@ -151,7 +172,7 @@ final class TransactionChecks {
       return;
     }
     try {
-      checker.checkAndCommit(raw, unchecked);
+      checker.checkAndCommit(raw, unchecked, caller);
     } catch (SQLException e) {
       rollbackAfterFailedCommit(e);
       throw e instanceof FencingRefusedException ? e : refused(e);
@@ -312,7 +333,7 @@ final class TransactionChecks {
     if (unchecked.isEmpty()) {
       return;
     }
-    checker.check(raw, unchecked);
+    checker.check(raw, unchecked, caller);
     markChecked(unchecked);
   }
 
