@@ -28,6 +28,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -78,97 +79,59 @@ class HiddenCheckCancelTest {
   /** A write whose execution needs the check, and whether that check is carried. */
   enum Shape {
     /** {@code <insert>; SELECT 1}: a {@code ;} inside, not carried. */
-    MULTI_STATEMENT(false) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
-        return c.createStatement();
-      }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        s.execute("INSERT INTO t (id, v) VALUES (" + id + ", 1); SELECT 1");
-      }
-    },
+    MULTI_STATEMENT(false, null),
     /** A prepared write with a fetch size (cursor fetching): not carried. */
-    FETCH_SIZE(false) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
-        PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
-        ps.setFetchSize(10);
-        ps.setInt(1, id);
-        return ps;
-      }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        ((PreparedStatement) s).executeUpdate();
-      }
-    },
+    FETCH_SIZE(false, ps -> ps.setFetchSize(10)),
     /** {@code prepareCall}: not carried. */
-    CALLABLE(false) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
+    CALLABLE(false, null),
+    /** A prepared write closed on completion: not carried. */
+    CLOSE_ON_COMPLETION(false, PreparedStatement::closeOnCompletion),
+    /** A plain prepared write: the check rides in its round trip (the common case). */
+    CARRIED_PREPARED(true, ps -> {}),
+    /** A plain statement's write of one statement: carried. */
+    CARRIED_STATEMENT(true, null);
+
+    final boolean carried;
+    // the prepared insert's setting, null for the shapes that are no prepared insert
+    private final @Nullable PreparedSetting setting;
+
+    Shape(boolean carried, @Nullable PreparedSetting setting) {
+      this.carried = carried;
+      this.setting = setting;
+    }
+
+    Statement prepare(Connection c, int id) throws SQLException {
+      if (this == CALLABLE) {
         CallableStatement cs = c.prepareCall("CALL my_proc(?)");
         cs.setInt(1, id);
         return cs;
       }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        ((CallableStatement) s).execute();
-      }
-    },
-    /** A prepared write closed on completion: not carried. */
-    CLOSE_ON_COMPLETION(false) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
-        PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
-        ps.closeOnCompletion();
-        ps.setInt(1, id);
-        return ps;
-      }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        ((PreparedStatement) s).executeUpdate();
-      }
-    },
-    /** A plain prepared write: the check rides in its round trip (the common case). */
-    CARRIED_PREPARED(true) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
-        PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
-        ps.setInt(1, id);
-        return ps;
-      }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        ((PreparedStatement) s).executeUpdate();
-      }
-    },
-    /** A plain statement's write of one statement: carried. */
-    CARRIED_STATEMENT(true) {
-      @Override
-      Statement prepare(Connection c, int id) throws SQLException {
+      if (setting == null) {
         return c.createStatement();
       }
-
-      @Override
-      void execute(Statement s, int id) throws SQLException {
-        s.executeUpdate("INSERT INTO t (id, v) VALUES (" + id + ", 1)");
-      }
-    };
-
-    final boolean carried;
-
-    Shape(boolean carried) {
-      this.carried = carried;
+      PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
+      setting.apply(ps);
+      ps.setInt(1, id);
+      return ps;
     }
 
-    abstract Statement prepare(Connection c, int id) throws SQLException;
+    void execute(Statement s, int id) throws SQLException {
+      if (this == MULTI_STATEMENT) {
+        s.execute("INSERT INTO t (id, v) VALUES (" + id + ", 1); SELECT 1");
+      } else if (this == CARRIED_STATEMENT) {
+        s.executeUpdate("INSERT INTO t (id, v) VALUES (" + id + ", 1)");
+      } else if (s instanceof CallableStatement cs) {
+        cs.execute();
+      } else {
+        ((PreparedStatement) s).executeUpdate();
+      }
+    }
+  }
 
-    abstract void execute(Statement s, int id) throws SQLException;
+  /** A setting of the prepared insert before it runs. */
+  @FunctionalInterface
+  interface PreparedSetting {
+    void apply(PreparedStatement ps) throws SQLException;
   }
 
   /** How the caller stops the execution. */
