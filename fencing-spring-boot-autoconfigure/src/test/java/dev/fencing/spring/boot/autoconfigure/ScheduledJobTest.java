@@ -23,9 +23,6 @@ import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.task.ThreadPoolTaskSchedulerCustomizer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -50,21 +47,14 @@ class ScheduledJobTest {
   private static final String SHED = "shed-job";
   private static final String TABLE = "job_entry";
 
-  private final ApplicationContextRunner runner =
-      new ApplicationContextRunner()
-          .withConfiguration(
-              AutoConfigurations.of(
-                  DataSourceAutoConfiguration.class,
-                  TaskSchedulingAutoConfiguration.class,
-                  FencingAutoConfiguration.class,
-                  FencingShedLockAutoConfiguration.class))
-          .withPropertyValues(PerClassDatabase.properties(db.database()))
-          .withPropertyValues("spring.task.scheduling.pool.size=1")
-          .withUserConfiguration(Observed.class);
+  private static ApplicationContextRunner runner;
 
   @BeforeAll
-  static void table() throws SQLException {
-    PerClassDatabase.execute(db.database(), "CREATE TABLE " + TABLE + " (text text NOT NULL)");
+  static void application() throws SQLException {
+    runner =
+        ScheduledRuns.schedulingApplication(db, TABLE, FencingShedLockAutoConfiguration.class)
+            .withPropertyValues("spring.task.scheduling.pool.size=1")
+            .withUserConfiguration(Observed.class);
   }
 
   @Test

@@ -2,6 +2,8 @@ package dev.fencing.spring.boot.autoconfigure;
 
 import dev.fencing.jdbc.Fencing;
 import dev.fencing.jdbc.FencingToken;
+import dev.fencing.testing.TestDatabaseExtension;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -9,6 +11,10 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -20,6 +26,25 @@ final class ScheduledRuns {
   record Run(Optional<FencingToken> seen, @Nullable Throwable refused, String thread) {}
 
   private final BlockingQueue<Run> runs = new LinkedBlockingQueue<>();
+
+  /**
+   * An application on {@code db} with Boot's data source and task scheduling and the fencing
+   * auto-configuration, plus {@code more}; {@code table} (one {@code text} column) created.
+   */
+  static ApplicationContextRunner schedulingApplication(
+      TestDatabaseExtension db, String table, Class<?>... more) throws SQLException {
+    PerClassDatabase.execute(db.database(), "CREATE TABLE " + table + " (text text NOT NULL)");
+    List<Class<?>> configurations =
+        new ArrayList<>(
+            List.of(
+                DataSourceAutoConfiguration.class,
+                TaskSchedulingAutoConfiguration.class,
+                FencingAutoConfiguration.class));
+    configurations.addAll(List.of(more));
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(configurations.toArray(Class<?>[]::new)))
+        .withPropertyValues(PerClassDatabase.properties(db.database()));
+  }
 
   /**
    * A task that inserts {@code text} into {@code table} (one {@code text} column) with whatever is

@@ -20,9 +20,6 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.task.SimpleAsyncTaskSchedulerBuilder;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -47,19 +44,13 @@ class SimpleSchedulerHandOffTest {
   private static final String TABLE = "simple_scheduled_entry";
   private static final Duration PERIOD = Duration.ofMillis(20);
 
-  private final ApplicationContextRunner runner =
-      new ApplicationContextRunner()
-          .withConfiguration(
-              AutoConfigurations.of(
-                  DataSourceAutoConfiguration.class,
-                  TaskSchedulingAutoConfiguration.class,
-                  FencingAutoConfiguration.class))
-          .withPropertyValues(PerClassDatabase.properties(db.database()))
-          .withUserConfiguration(SimpleSchedulingApplication.class);
+  private static ApplicationContextRunner runner;
 
   @BeforeAll
-  static void table() throws SQLException {
-    PerClassDatabase.execute(db.database(), "CREATE TABLE " + TABLE + " (text text NOT NULL)");
+  static void application() throws SQLException {
+    runner =
+        ScheduledRuns.schedulingApplication(db, TABLE)
+            .withUserConfiguration(SimpleSchedulingApplication.class);
   }
 
   @Test
