@@ -150,4 +150,40 @@ class ReadOnlyTransactionTest {
     }
     assertThat(rejections(plain, resource, "stale_token")).isEqualTo(before + 1);
   }
+
+  /**
+   * pgjdbc's {@code readOnlyMode=always}: the session is read-only, autocommit statements too. A
+   * checked read in autocommit works; a zombie's write is refused and recorded, and the session is
+   * read-only again after the record.
+   */
+  @Test
+  void readOnlyModeAlwaysInAutocommit() throws SQLException {
+    String resource = external();
+    FencedDataSource always =
+        FencedDataSource.wrap(
+            FencingTestSupport.plain(
+                db,
+                ds -> {
+                  ds.setReadOnlyMode("always");
+                  return ds;
+                }));
+    long before = rejections(plain, resource, "stale_token");
+    try (Connection c = always.getConnection()) {
+      c.setReadOnly(true);
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 5))) {
+        assertThat(query(c, "SELECT ro_value()")).isEqualTo(7);
+        Throwable write = catchThrowable(() -> exec(c, "UPDATE ro_t SET v = v + 1 WHERE id = 1"));
+        assertThat(((SQLException) write).getSQLState()).isEqualTo("25006");
+        assertThat(write).hasMessageContaining("cannot execute UPDATE in a read-only transaction");
+      }
+      try (FencingScope scope = Fencing.bind(FencingToken.of(resource, 4))) {
+        Throwable write = catchThrowable(() -> exec(c, "UPDATE ro_t SET v = v + 1 WHERE id = 1"));
+        assertThat(write).isInstanceOf(StaleFencingTokenException.class);
+        assertThat(write.getSuppressed()).as("the record did not fail").isEmpty();
+      }
+      assertThat(query(c, "SHOW default_transaction_read_only")).isEqualTo("on");
+    }
+    assertThat(rejections(plain, resource, "stale_token")).isEqualTo(before + 1);
+    assertThat(query(plain, "SELECT v FROM ro_t WHERE id = 1")).isEqualTo(0);
+  }
 }
