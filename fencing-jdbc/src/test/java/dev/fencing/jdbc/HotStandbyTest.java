@@ -114,6 +114,21 @@ class HotStandbyTest {
     }
   }
 
+  /**
+   * {@code carry} (a plain client's token for the protected tables' triggers) keeps it with {@code
+   * set_config}, which a standby allows: nothing written.
+   */
+  @Test
+  void carryKeepsItsTokenOnTheStandby() throws SQLException {
+    try (Connection c = standby.getConnection()) {
+      c.setAutoCommit(false);
+      exec(c, "SELECT fencing.carry('ledger', ?)", current.token().value());
+      assertThat((String) query(c, "SELECT current_setting('fencing.tokens')"))
+          .endsWith("|ledger " + current.token().value() + ",");
+      c.commit();
+    }
+  }
+
   /** SERIALIZABLE is PostgreSQL's to refuse on a standby: its own error, not the fence's. */
   @Test
   void serializableIsRefusedByPostgreSQLPlainly() throws SQLException {
