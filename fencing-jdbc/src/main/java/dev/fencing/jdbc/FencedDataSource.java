@@ -242,7 +242,10 @@ public final class FencedDataSource implements DataSource {
     /**
      * Whether a refusal is recorded in the fence's rejection log, in a transaction of its own right
      * after the rollback (default true): a refusal by the database with the receipt of its DETAIL,
-     * a write refused because its lease is known lost once the database agrees it is lost.
+     * a write refused because its lease is known lost once the database agrees it is lost. The
+     * record's transaction is read-write on a connection set read-only (the setting is given back);
+     * a hot standby cannot record, and the refusal waits for a commit through this data source on a
+     * primary.
      */
     public Builder recordRejections(boolean recordRejections) {
       this.recordRejections = recordRejections;

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
 import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * resource and token, which the database accepts once it agrees the lease is lost. A refusal whose
  * recording fails is kept (at most {@link #MAX_PENDING}) and recorded after the next successful
  * commit or rollback of any connection of the same {@link FencedDataSource}. One the database will
- * never take (no valid receipt) is logged and dropped.
+ * never take (no valid receipt) is logged and dropped. A record is made read-write on a connection
+ * the application set read-only, and never tried on a hot standby.
  */
 final class RefusalRecorder {
   // Under TokenChecker's name: one logger tells of refusals and of their records.
@@ -41,7 +43,11 @@ final class RefusalRecorder {
     this.recordSql = "SELECT " + schema + ".record_rejection(?)";
   }
 
-  /** The refused transaction is gone; the record gets a transaction of its own. */
+  /**
+   * The refused transaction is gone; the record gets a transaction of its own, read-write even on a
+   * connection the application made read-only (its setting is restored). A hot standby cannot
+   * record: the refusal waits for a connection to a primary.
+   */
   void record(Connection connection, FencingRefusedException refusal) {
     String recordable = recordable(refusal);
     if (recordable == null) {
@@ -52,9 +58,20 @@ final class RefusalRecorder {
       return;
     }
     Pending p = new Pending(refusal.resource(), refusal.presentedToken(), recordable);
+    if (onStandby(connection)) {
+      keep(p);
+      log.warn(
+          "a hot standby cannot record the refusal of token {} for {}; it will be recorded after"
+              + " the next commit on a primary of this data source",
+          p.token(),
+          p.resource());
+      return;
+    }
     boolean autoCommit = true;
+    boolean readOnly = false;
     try {
       autoCommit = connection.getAutoCommit();
+      readOnly = readWrite(connection);
       insert(connection, p);
       if (!autoCommit) {
         connection.commit();
@@ -64,6 +81,7 @@ final class RefusalRecorder {
       if (!autoCommit) {
         rollbackQuietly(connection);
       }
+      restoreReadOnly(connection, readOnly, refusal);
       if (cannotBeRecorded(e)) {
         log.error("the refusal {} cannot be recorded: {}", p.refusal(), e.getMessage());
         return;
@@ -77,6 +95,7 @@ final class RefusalRecorder {
           e.toString());
       return;
     }
+    restoreReadOnly(connection, readOnly, refusal);
     recordPending(connection);
   }
 
@@ -89,12 +108,25 @@ final class RefusalRecorder {
     if (!hasPending) {
       return;
     }
+    if (onStandby(connection)) {
+      return; // it cannot record: a primary's connection will
+    }
     boolean autoCommit;
+    boolean readOnly;
     try {
       autoCommit = connection.getAutoCommit();
+      readOnly = readWrite(connection);
     } catch (SQLException e) {
       return;
     }
+    try {
+      recordPending(connection, autoCommit);
+    } finally {
+      restoreReadOnly(connection, readOnly, null);
+    }
+  }
+
+  private void recordPending(Connection connection, boolean autoCommit) {
     while (true) {
       Pending p;
       synchronized (pending) {
@@ -175,6 +207,49 @@ final class RefusalRecorder {
           MAX_PENDING,
           dropped.token(),
           dropped.resource());
+    }
+  }
+
+  /**
+   * Whether {@code connection} is to a hot standby (PostgreSQL 14 and later report {@code
+   * in_hot_standby}): read from what the driver was told, no round trip.
+   */
+  private static boolean onStandby(Connection connection) {
+    try {
+      return "on"
+          .equals(connection.unwrap(PGConnection.class).getParameterStatus("in_hot_standby"));
+    } catch (SQLException e) {
+      return false; // not pgjdbc's: the record tries, and keeps the refusal if it fails
+    }
+  }
+
+  /**
+   * Makes a connection the application set read-only ({@code setReadOnly(true)}: pgjdbc begins its
+   * transactions {@code READ ONLY}) read-write for the record; returns whether it was read-only.
+   */
+  private static boolean readWrite(Connection connection) throws SQLException {
+    if (!connection.isReadOnly()) {
+      return false;
+    }
+    connection.setReadOnly(false);
+    return true;
+  }
+
+  /** Gives the application its read-only setting back, between transactions. */
+  private static void restoreReadOnly(
+      Connection connection, boolean readOnly, @Nullable FencingRefusedException refusal) {
+    if (!readOnly) {
+      return;
+    }
+    try {
+      connection.setReadOnly(true);
+    } catch (SQLException e) {
+      if (refusal != null) {
+        refusal.addSuppressed(e);
+      }
+      log.warn(
+          "could not make the connection read-only again after a refusal's record: {}",
+          e.toString());
     }
   }
 

@@ -28,8 +28,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * with a token the new primary never issued is refused. The external-token path works there too.
  */
 class FailoverJdbcTest {
-  private static final String DATABASE = "app";
-  private static final String APP_USER = "app_user";
+  static final String DATABASE = "app";
+  static final String APP_USER = "app_user";
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   /** One call of the listener. */
@@ -120,7 +120,11 @@ class FailoverJdbcTest {
     }
   }
 
-  private static void install(PostgresServer server) throws SQLException {
+  /**
+   * The fence migrated into database {@link #DATABASE}, login {@link #APP_USER} in its application
+   * role, table {@code accounts (id, balance)} holding row 1 (also {@link HotStandbyTest}'s).
+   */
+  static void install(PostgresServer server) throws SQLException {
     server.execute("CREATE DATABASE " + DATABASE);
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setUrl(server.jdbcUrl(DATABASE));

@@ -27,7 +27,7 @@ final class Fence {
   static final List<Integer> VERSIONS =
       List.of(
           1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 26, 27, 28,
-          29, 30, 32, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44);
+          29, 30, 32, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45);
 
   /** How many versioned migrations db/fencing holds: what a first migrate applies. */
   static final int MIGRATIONS = VERSIONS.size();

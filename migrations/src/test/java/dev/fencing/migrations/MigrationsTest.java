@@ -189,7 +189,8 @@ class MigrationsTest {
               "41 past the last epoch said plainly true",
               "42 edges said plainly true",
               "43 external snapshot retries true",
-              "44 arguments judged in one order true");
+              "44 arguments judged in one order true",
+              "45 read only transactions judged true");
       assertThat(FenceSql.string(c, "SELECT to_regclass('public.app_item')::text"))
           .isEqualTo("app_item");
       // each history stays in its own schema
