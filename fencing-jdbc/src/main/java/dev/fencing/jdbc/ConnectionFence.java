@@ -48,7 +48,7 @@ final class ConnectionFence {
   /**
    * Whether the execution under way runs in the wrapper's own transaction, the caller being in
    * autocommit: the driver must then behave as it does in autocommit ({@link
-   * StatementFence#call()}: no cursor for a fetch size).
+   * StatementInFlight#call()}: no cursor for a fetch size).
    */
   boolean inWrapperTransaction() {
     return wrapperTransaction;
@@ -113,8 +113,9 @@ final class ConnectionFence {
     }
     boolean callersTransaction = !raw.getAutoCommit();
     // a statement's execution: a check made in a round trip of its own honours its query timeout
-    // and its cancel() (TokenChecker); the statement fence is the call itself, nothing made
-    StatementFence before = tx.caller(call instanceof StatementFence s ? s : null);
+    // and its cancel() (TokenChecker); the statement's in-flight state is the call itself, nothing
+    // made
+    StatementInFlight before = tx.caller(call instanceof StatementInFlight s ? s : null);
     try {
       Object result = fenced(sql, kind, guards, unannounced, call, carrier);
       if (endsRefusal) {

@@ -121,7 +121,9 @@ final class TokenChecker {
    * timeout and {@code cancel()} the check honours ({@link #run}).
    */
   void check(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     run(connection, bindings, checkSql, caller);
   }
@@ -143,7 +145,9 @@ final class TokenChecker {
    * {@code commit()}), whose query timeout and {@code cancel()} the check honours ({@link #run}).
    */
   void checkAndCommit(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     run(connection, bindings, checkAndCommitSql, caller);
   }
@@ -170,7 +174,9 @@ final class TokenChecker {
    * in SQL), whose query timeout and {@code cancel()} the check honours ({@link #run}).
    */
   boolean checkIfWritten(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     return run(connection, bindings, checkIfWrittenSql, caller);
   }
@@ -257,14 +263,14 @@ final class TokenChecker {
    * Runs {@code call} for {@code bindings} on a statement of its own. With a {@code caller} (the
    * fenced statement whose execution the check is for; null for {@code commit()}), the check takes
    * over the caller's query timeout and the caller's {@code cancel()} cancels it ({@link
-   * StatementFence#checking}): a check that waits for a handover is stopped as the caller's
+   * StatementInFlight#checking}): a check that waits for a handover is stopped as the caller's
    * statement would be, with PostgreSQL's {@code 57014}, which is no refusal.
    */
   private boolean run(
       Connection connection,
       List<FencingContext.Binding> bindings,
       Call call,
-      @Nullable StatementFence caller)
+      @Nullable StatementInFlight caller)
       throws SQLException {
     refuseLostLeases(connection, bindings);
     boolean one = bindings.size() == 1;
