@@ -107,18 +107,12 @@ final class TokenChecker {
   }
 
   /**
-   * Checks {@code bindings} in the open transaction of {@code connection} (autocommit off). On
-   * success the database holds the fence for them until the transaction ends.
+   * Checks {@code bindings} in the open transaction of {@code connection} (autocommit off), for the
+   * execution of {@code caller} (null: none), whose query timeout and {@code cancel()} the check
+   * honours ({@link #run}). On success the database holds the fence for them until the transaction
+   * ends.
    *
    * @throws FencingRefusedException after rolling the transaction back
-   */
-  void check(Connection connection, List<FencingContext.Binding> bindings) throws SQLException {
-    check(connection, bindings, null);
-  }
-
-  /**
-   * {@link #check(Connection, List)} for the execution of {@code caller} (null: none), whose query
-   * timeout and {@code cancel()} the check honours ({@link #run}).
    */
   void check(
       Connection connection,
@@ -132,17 +126,10 @@ final class TokenChecker {
    * Checks {@code bindings} if the open transaction of {@code connection} wrote anything (it has a
    * transaction id, however the write was hidden), then commits it: both in one round trip. A
    * transaction that wrote nothing is committed unchecked; one whose check fails is rolled back.
+   * For the execution of {@code caller} (null: none, {@code commit()}), whose query timeout and
+   * {@code cancel()} the check honours ({@link #run}).
    *
    * @throws FencingRefusedException after rolling the transaction back
-   */
-  void checkAndCommit(Connection connection, List<FencingContext.Binding> bindings)
-      throws SQLException {
-    checkAndCommit(connection, bindings, null);
-  }
-
-  /**
-   * {@link #checkAndCommit(Connection, List)} for the execution of {@code caller} (null: none,
-   * {@code commit()}), whose query timeout and {@code cancel()} the check honours ({@link #run}).
    */
   void checkAndCommit(
       Connection connection,
@@ -162,16 +149,9 @@ final class TokenChecker {
 
   /**
    * Checks {@code bindings} if the open transaction of {@code connection} wrote anything; checks
-   * nothing (and takes no lock) if it did not. Returns whether it checked.
-   */
-  boolean checkIfWritten(Connection connection, List<FencingContext.Binding> bindings)
-      throws SQLException {
-    return checkIfWritten(connection, bindings, null);
-  }
-
-  /**
-   * {@link #checkIfWritten(Connection, List)} for the execution of {@code caller} (a {@code COMMIT}
-   * in SQL), whose query timeout and {@code cancel()} the check honours ({@link #run}).
+   * nothing (and takes no lock) if it did not. Returns whether it checked. For the execution of
+   * {@code caller} (a {@code COMMIT} in SQL; null: none), whose query timeout and {@code cancel()}
+   * the check honours ({@link #run}).
    */
   boolean checkIfWritten(
       Connection connection,
