@@ -124,7 +124,8 @@ final class StatementFence implements IntFunction<List<String>> {
       Object result =
           connection
               .fence()
-              .execute(sql, kindOf(args, isBatch), guards, unannounced, inFlight, carried);
+              .execute(
+                  sql, kindOf(args, isBatch), guards, unannounced, inFlight, carried, inFlight);
       return result instanceof ResultSet rs ? result(rs, self) : result;
     } finally {
       inFlight.ended();
@@ -311,7 +312,8 @@ final class StatementFence implements IntFunction<List<String>> {
    * own open result set (no round trip, nothing run; in {@link #getMetaData}). Otherwise, under
    * {@code preferQueryMode=simple}, pgjdbc cannot describe a statement and runs it instead, as a
    * simple query with its parameters (assertions disabled; with them, an AssertionError): an
-   * execution, fenced as one.
+   * execution, fenced as one, whose check in a round trip of its own the statement's {@code
+   * cancel()} and query timeout reach, as an execution's ({@link StatementInFlight}).
    */
   private @Nullable Object describe(ConnectionFence.JdbcCall call) throws SQLException {
     try {
@@ -330,7 +332,8 @@ final class StatementFence implements IntFunction<List<String>> {
               guards,
               !guards.isEmpty() && !TableGuards.announced(guards),
               call,
-              null);
+              null,
+              inFlight); // its check obeys the statement's cancel() and query timeout
     } catch (Throwable e) {
       throw Delegation.rethrown(e);
     }
