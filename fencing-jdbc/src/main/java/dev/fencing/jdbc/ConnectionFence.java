@@ -48,7 +48,7 @@ final class ConnectionFence {
   /**
    * Whether the execution under way runs in the wrapper's own transaction, the caller being in
    * autocommit: the driver must then behave as it does in autocommit ({@link
-   * StatementFence#call()}: no cursor for a fetch size).
+   * StatementInFlight#call()}: no cursor for a fetch size).
    */
   boolean inWrapperTransaction() {
     return wrapperTransaction;
@@ -71,6 +71,7 @@ final class ConnectionFence {
         guards,
         !guards.isEmpty() && !TableGuards.announced(guards),
         call,
+        null,
         null);
   }
 
@@ -79,7 +80,7 @@ final class ConnectionFence {
    * no declared table.
    */
   @Nullable Object execute(SqlClassifier.Classification kind, JdbcCall call) throws Throwable {
-    return execute(null, kind, List.of(), false, call, null);
+    return execute(null, kind, List.of(), false, call, null, null);
   }
 
   /**
@@ -89,7 +90,8 @@ final class ConnectionFence {
    * transaction of its own. A recognised write is also checked before it runs, so the handover is
    * fenced at the first write and protected tables see the check; a write the text hides is caught
    * at the commit. A {@code carrier} sends that check with the write, in the write's own round
-   * trip.
+   * trip. A check in a round trip of its own honours the query timeout and {@code cancel()} of
+   * {@code caller}, the fenced statement whose execution (or describe run as one) {@code call} is.
    *
    * <p>In a refused transaction ({@link RefusedTransaction}) only {@code sql} that rolls the whole
    * transaction back ({@link SqlClassifier#rollsBackTransaction}) runs, and ends it as {@code
@@ -104,7 +106,8 @@ final class ConnectionFence {
       List<TableGuards.Guard> guards,
       boolean unannounced,
       JdbcCall call,
-      @Nullable Carrier carrier)
+      @Nullable Carrier carrier,
+      @Nullable StatementInFlight caller)
       throws Throwable {
     boolean endsRefusal =
         refused.isFailed() && sql != null && SqlClassifier.rollsBackTransaction(sql);
@@ -112,9 +115,9 @@ final class ConnectionFence {
       refused.requireUsable("a statement");
     }
     boolean callersTransaction = !raw.getAutoCommit();
-    // a statement's execution: a check made in a round trip of its own honours its query timeout
-    // and its cancel() (TokenChecker); the statement fence is the call itself, nothing made
-    StatementFence before = tx.caller(call instanceof StatementFence s ? s : null);
+    // a check made in a round trip of its own honours the caller's query timeout and cancel()
+    // (TokenChecker): a field written per execution, nothing made
+    StatementInFlight before = tx.caller(caller);
     try {
       Object result = fenced(sql, kind, guards, unannounced, call, carrier);
       if (endsRefusal) {

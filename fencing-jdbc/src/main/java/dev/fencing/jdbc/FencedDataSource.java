@@ -149,7 +149,8 @@ public final class FencedDataSource implements DataSource {
         c.setAutoCommit(false);
       }
       try {
-        checker.check(c, List.of(new FencingContext.Binding(token, null)));
+        // no statement's execution: nothing of the caller's to cancel or time out
+        checker.check(c, List.of(new FencingContext.Binding(token, null)), null);
         c.commit();
       } catch (SQLException | RuntimeException e) {
         try {

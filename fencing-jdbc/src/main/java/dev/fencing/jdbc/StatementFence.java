@@ -24,9 +24,9 @@ import org.postgresql.jdbc.PreferQueryMode;
  * the fenced one. Methods take the fenced statement as {@code self}.
  *
  * <p>Not thread-safe (the execution under way, the batch): JDBC statements need not be, and
- * pgjdbc's are not.
+ * pgjdbc's are not; but {@link #cancel()} may come from another thread ({@link StatementInFlight}).
  */
-final class StatementFence implements IntFunction<List<String>>, ConnectionFence.JdbcCall {
+final class StatementFence implements IntFunction<List<String>> {
   private final FencedConnection connection;
   private final Statement raw;
   // A prepared statement's SQL is classified once, not per execution.
@@ -43,10 +43,8 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
   private final @Nullable CarriedCheck carrier;
   // The caller holds the driver's statement: a batch may hold entries the wrapper never saw.
   private boolean unwrapped;
-  // the execution under way, which call() makes on the driver's statement (this is its JdbcCall:
-  // none made per execution; a statement executes one thing at a time)
-  private @Nullable StatementExecution executing;
-  private Object @Nullable [] executingArgs;
+  // the execution under way and the check made for it, which cancel() and the query timeout reach
+  private final StatementInFlight inFlight;
   // The fenced result set handed out last for the driver's result set, and for its generated
   // keys: asked again for the same one, the caller gets the same object, as from the driver
   // (getResultSet() twice, executeQuery() then getResultSet()).
@@ -54,10 +52,6 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
   private @Nullable ResultSet fencedResult;
   private @Nullable ResultSet rawKeys;
   private @Nullable ResultSet fencedKeys;
-  // The fencing check of the execution under way while it runs in a round trip of its own, on a
-  // statement of TokenChecker's (not carried): cancel() cancels it too. Written by the executing
-  // thread, read by the one that cancels.
-  private volatile @Nullable Statement check;
 
   private StatementFence(
       FencedConnection connection,
@@ -69,6 +63,7 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     this.preparedSql = preparedSql;
     this.prepared = preparedSql == null ? null : SqlClassifier.classify(preparedSql);
     this.carrier = carrier;
+    this.inFlight = new StatementInFlight(connection, raw, carrier);
   }
 
   /**
@@ -124,17 +119,16 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
             : c == null
                 ? CarriedStatement.of(raw, name, args)
                 : c.canCarry(name, args) ? c.carrier(name, this) : null;
-    executing = execution;
-    executingArgs = args;
+    inFlight.started(execution, args);
     try {
       Object result =
           connection
               .fence()
-              .execute(sql, kindOf(args, isBatch), guards, unannounced, this, carried);
+              .execute(
+                  sql, kindOf(args, isBatch), guards, unannounced, inFlight, carried, inFlight);
       return result instanceof ResultSet rs ? result(rs, self) : result;
     } finally {
-      executing = null;
-      executingArgs = null;
+      inFlight.ended();
       if (isBatch) {
         clearBatch();
       }
@@ -248,46 +242,9 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
     raw.closeOnCompletion();
   }
 
-  /**
-   * The caller's query timeout in seconds (0: none), which a check run for its execution in a round
-   * trip of its own takes over ({@link TokenChecker}): reading the driver's field, nothing sent.
-   */
-  int queryTimeout() throws SQLException {
-    return raw.getQueryTimeout();
-  }
-
-  /**
-   * {@code s} runs the fencing check of the execution under way in a round trip of its own, until
-   * called again with null: {@link #cancel()} cancels it too.
-   */
-  void checking(@Nullable Statement s) {
-    check = s;
-  }
-
-  /**
-   * {@code cancel()}: the check of the execution under way if it runs on a statement of its own,
-   * then the carrier's statements and the driver's. pgjdbc cancels only a statement still executing
-   * and sends the cancel request before that statement's {@code execute} returns, so each cancel
-   * reaches the check, or the caller's statement once it runs, never a later statement. A cancel
-   * that comes after the check returned and before the caller's statement started is lost, as
-   * pgjdbc loses one that comes before its own statement starts.
-   */
+  /** {@code cancel()} ({@link StatementInFlight#cancel}). */
   void cancel() throws SQLException {
-    Statement s = check;
-    if (s != null) {
-      try {
-        s.cancel();
-      } catch (SQLException e) {
-        if (check == s) {
-          throw e;
-        } // else the check ended (and its statement closed) meanwhile: nothing to cancel
-      }
-    }
-    CarriedCheck c = carrier;
-    if (c != null) {
-      c.cancel();
-    }
-    raw.cancel();
+    inFlight.cancel();
   }
 
   void close() throws SQLException {
@@ -355,7 +312,8 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
    * own open result set (no round trip, nothing run; in {@link #getMetaData}). Otherwise, under
    * {@code preferQueryMode=simple}, pgjdbc cannot describe a statement and runs it instead, as a
    * simple query with its parameters (assertions disabled; with them, an AssertionError): an
-   * execution, fenced as one.
+   * execution, fenced as one, whose check in a round trip of its own the statement's {@code
+   * cancel()} and query timeout reach, as an execution's ({@link StatementInFlight}).
    */
   private @Nullable Object describe(ConnectionFence.JdbcCall call) throws SQLException {
     try {
@@ -374,47 +332,11 @@ final class StatementFence implements IntFunction<List<String>>, ConnectionFence
               guards,
               !guards.isEmpty() && !TableGuards.announced(guards),
               call,
-              null);
+              null,
+              inFlight); // its check obeys the statement's cancel() and query timeout
     } catch (Throwable e) {
       throw Delegation.rethrown(e);
     }
-  }
-
-  /**
-   * The execution under way, on the driver's statement (not carrying the check): what {@link
-   * ConnectionFence#execute} calls when the fence has had its say.
-   */
-  @Override
-  public @Nullable Object call() throws Throwable {
-    StatementExecution e = executing;
-    if (e == null) {
-      throw new IllegalStateException("no execution under way");
-    }
-    CarriedCheck c = carrier;
-    if (c != null) {
-      c.executingRaw();
-    }
-    // the fetch size matters only in the wrapper's transaction: read it only there
-    int fetchSize = connection.fence().inWrapperTransaction() ? raw.getFetchSize() : 0;
-    if (fetchSize == 0) {
-      return e.run(raw, executingArgs);
-    }
-    // The caller is in autocommit, where pgjdbc ignores a fetch size and reads every row at once;
-    // in the wrapper's transaction it would open a cursor that the wrapper's COMMIT closes before
-    // the caller reads past the first fetch (34000 "portal does not exist", and of a query that
-    // writes only the rows fetched so far committed). Read as in autocommit.
-    raw.setFetchSize(0);
-    Object result;
-    try {
-      result = e.run(raw, executingArgs);
-    } finally {
-      raw.setFetchSize(fetchSize);
-    }
-    ResultSet rs = raw.getResultSet();
-    if (rs != null) {
-      rs.setFetchSize(fetchSize); // as the driver's, made with the statement's fetch size
-    }
-    return result;
   }
 
   /** The plain statement's batch so far (empty if none). */

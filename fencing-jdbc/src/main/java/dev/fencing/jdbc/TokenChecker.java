@@ -107,21 +107,17 @@ final class TokenChecker {
   }
 
   /**
-   * Checks {@code bindings} in the open transaction of {@code connection} (autocommit off). On
-   * success the database holds the fence for them until the transaction ends.
+   * Checks {@code bindings} in the open transaction of {@code connection} (autocommit off), for the
+   * execution of {@code caller} (null: none), whose query timeout and {@code cancel()} the check
+   * honours ({@link #run}). On success the database holds the fence for them until the transaction
+   * ends.
    *
    * @throws FencingRefusedException after rolling the transaction back
    */
-  void check(Connection connection, List<FencingContext.Binding> bindings) throws SQLException {
-    check(connection, bindings, null);
-  }
-
-  /**
-   * {@link #check(Connection, List)} for the execution of {@code caller} (null: none), whose query
-   * timeout and {@code cancel()} the check honours ({@link #run}).
-   */
   void check(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     run(connection, bindings, checkSql, caller);
   }
@@ -130,20 +126,15 @@ final class TokenChecker {
    * Checks {@code bindings} if the open transaction of {@code connection} wrote anything (it has a
    * transaction id, however the write was hidden), then commits it: both in one round trip. A
    * transaction that wrote nothing is committed unchecked; one whose check fails is rolled back.
+   * For the execution of {@code caller} (null: none, {@code commit()}), whose query timeout and
+   * {@code cancel()} the check honours ({@link #run}).
    *
    * @throws FencingRefusedException after rolling the transaction back
    */
-  void checkAndCommit(Connection connection, List<FencingContext.Binding> bindings)
-      throws SQLException {
-    checkAndCommit(connection, bindings, null);
-  }
-
-  /**
-   * {@link #checkAndCommit(Connection, List)} for the execution of {@code caller} (null: none,
-   * {@code commit()}), whose query timeout and {@code cancel()} the check honours ({@link #run}).
-   */
   void checkAndCommit(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     run(connection, bindings, checkAndCommitSql, caller);
   }
@@ -158,19 +149,14 @@ final class TokenChecker {
 
   /**
    * Checks {@code bindings} if the open transaction of {@code connection} wrote anything; checks
-   * nothing (and takes no lock) if it did not. Returns whether it checked.
-   */
-  boolean checkIfWritten(Connection connection, List<FencingContext.Binding> bindings)
-      throws SQLException {
-    return checkIfWritten(connection, bindings, null);
-  }
-
-  /**
-   * {@link #checkIfWritten(Connection, List)} for the execution of {@code caller} (a {@code COMMIT}
-   * in SQL), whose query timeout and {@code cancel()} the check honours ({@link #run}).
+   * nothing (and takes no lock) if it did not. Returns whether it checked. For the execution of
+   * {@code caller} (a {@code COMMIT} in SQL; null: none), whose query timeout and {@code cancel()}
+   * the check honours ({@link #run}).
    */
   boolean checkIfWritten(
-      Connection connection, List<FencingContext.Binding> bindings, @Nullable StatementFence caller)
+      Connection connection,
+      List<FencingContext.Binding> bindings,
+      @Nullable StatementInFlight caller)
       throws SQLException {
     return run(connection, bindings, checkIfWrittenSql, caller);
   }
@@ -257,14 +243,14 @@ final class TokenChecker {
    * Runs {@code call} for {@code bindings} on a statement of its own. With a {@code caller} (the
    * fenced statement whose execution the check is for; null for {@code commit()}), the check takes
    * over the caller's query timeout and the caller's {@code cancel()} cancels it ({@link
-   * StatementFence#checking}): a check that waits for a handover is stopped as the caller's
+   * StatementInFlight#checking}): a check that waits for a handover is stopped as the caller's
    * statement would be, with PostgreSQL's {@code 57014}, which is no refusal.
    */
   private boolean run(
       Connection connection,
       List<FencingContext.Binding> bindings,
       Call call,
-      @Nullable StatementFence caller)
+      @Nullable StatementInFlight caller)
       throws SQLException {
     refuseLostLeases(connection, bindings);
     boolean one = bindings.size() == 1;

@@ -35,7 +35,7 @@ final class TransactionChecks {
   private @Nullable BaseConnection base;
   // The fenced statement whose execution is under way, if one is: a check made in a round trip of
   // its own for it takes over its query timeout and is cancelled by its cancel() (TokenChecker).
-  private @Nullable StatementFence caller;
+  private @Nullable StatementInFlight caller;
 
   TransactionChecks(Connection raw, TokenChecker checker) {
     this.raw = raw;
@@ -47,16 +47,16 @@ final class TransactionChecks {
    * for it honour its query timeout and {@code cancel()}. Returns the one it replaces. A field
    * written per execution, nothing made.
    */
-  @Nullable StatementFence caller(@Nullable StatementFence statement) {
-    StatementFence before = caller;
+  @Nullable StatementInFlight caller(@Nullable StatementInFlight statement) {
+    StatementInFlight before = caller;
     caller = statement;
     return before;
   }
 
   /**
-   * The fenced statement whose execution is under way, if any ({@link #caller(StatementFence)}).
+   * The fenced statement whose execution is under way, if any ({@link #caller(StatementInFlight)}).
    */
-  @Nullable StatementFence caller() {
+  @Nullable StatementInFlight caller() {
     return caller;
   }
 

@@ -108,7 +108,7 @@ class CommitCheckGenericPlanTest {
         } else {
           exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
         }
-        checker.checkAndCommit(c, ok);
+        checker.checkAndCommit(c, ok, null);
       }
       if (mode != PreferQueryMode.SIMPLE) {
         assertThat(genericPlans(c)).as("the check ran in a generic plan").isPositive();
@@ -117,7 +117,7 @@ class CommitCheckGenericPlanTest {
         // written, stale: refused, nothing committed, the transaction ended
         exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
         int refused = id;
-        assertThatThrownBy(() -> checker.checkAndCommit(c, old))
+        assertThatThrownBy(() -> checker.checkAndCommit(c, old, null))
             .isInstanceOf(StaleFencingTokenException.class)
             .extracting(e -> ((SQLException) e).getSQLState())
             .isEqualTo("ZF001");
@@ -125,10 +125,10 @@ class CommitCheckGenericPlanTest {
         c.commit();
         // read-only, stale: committed, the check function not called (it would refuse)
         exec(c, "SELECT count(*) FROM commit_plan");
-        checker.checkAndCommit(c, old);
+        checker.checkAndCommit(c, old, null);
         // written, current: committed
         exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
-        checker.checkAndCommit(c, ok);
+        checker.checkAndCommit(c, ok, null);
         assertThat(count(c, id)).as("the current token's write").isOne();
         c.commit();
       }
@@ -180,7 +180,7 @@ class CommitCheckGenericPlanTest {
         } else {
           exec(c, "SELECT count(*) FROM commit_plan");
         }
-        assertThat(checker.checkIfWritten(c, write ? ok : old))
+        assertThat(checker.checkIfWritten(c, write ? ok : old, null))
             .as("checked exactly when the transaction wrote")
             .isEqualTo(write);
         c.commit();
@@ -190,7 +190,7 @@ class CommitCheckGenericPlanTest {
       }
       exec(c, "INSERT INTO commit_plan VALUES (?, ?)", ++id, kase);
       int refused = id;
-      assertThatThrownBy(() -> checker.checkIfWritten(c, old))
+      assertThatThrownBy(() -> checker.checkIfWritten(c, old, null))
           .isInstanceOf(StaleFencingTokenException.class)
           .extracting(e -> ((SQLException) e).getSQLState())
           .isEqualTo("ZF001");

@@ -57,10 +57,10 @@ class CommitCheckTest {
       exec(c, "SET track_functions = 'all'");
       c.setAutoCommit(false);
       FencingTestSupport.query(c, "SELECT 1");
-      assertThat(checker.checkIfWritten(c, bound())).isFalse();
+      assertThat(checker.checkIfWritten(c, bound(), null)).isFalse();
       assertThat(calls(c)).isNull();
       FencingTestSupport.query(c, "SELECT pg_catalog.pg_current_xact_id()"); // a hidden write
-      assertThat(checker.checkIfWritten(c, bound())).isTrue();
+      assertThat(checker.checkIfWritten(c, bound(), null)).isTrue();
       assertThat(calls(c)).isEqualTo("check_one 1, fence 1");
       c.rollback();
     }
@@ -74,10 +74,10 @@ class CommitCheckTest {
         Connection c = plain.getConnection()) {
       exec(c, "SET track_functions = 'all'");
       c.setAutoCommit(false);
-      assertThat(checker.checkIfWritten(c, bound())).isFalse();
+      assertThat(checker.checkIfWritten(c, bound(), null)).isFalse();
       assertThat(calls(c)).isNull();
       FencingTestSupport.query(c, "SELECT pg_catalog.pg_current_xact_id()");
-      assertThat(checker.checkIfWritten(c, bound())).isTrue();
+      assertThat(checker.checkIfWritten(c, bound(), null)).isTrue();
       assertThat(calls(c)).isEqualTo("check_tokens 1, fence 2");
       c.rollback();
     }
@@ -91,7 +91,7 @@ class CommitCheckTest {
         Connection c = plain.getConnection()) {
       c.setAutoCommit(false);
       exec(c, "INSERT INTO commit_check_row VALUES (1)");
-      assertThatThrownBy(() -> checker.checkAndCommit(c, bound()))
+      assertThatThrownBy(() -> checker.checkAndCommit(c, bound(), null))
           .isInstanceOf(StaleFencingTokenException.class);
     }
     assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM commit_check_row"))
@@ -111,7 +111,7 @@ class CommitCheckTest {
       exec(c, "SET search_path = public, pg_catalog"); // public's function first, if unqualified
       c.setAutoCommit(false);
       exec(c, "INSERT INTO commit_check_path VALUES (1)");
-      assertThatThrownBy(() -> checker.checkAndCommit(c, bound()))
+      assertThatThrownBy(() -> checker.checkAndCommit(c, bound(), null))
           .isInstanceOf(StaleFencingTokenException.class);
     }
     assertThat(FencingTestSupport.queryLong(plain, "SELECT count(*) FROM commit_check_path"))
