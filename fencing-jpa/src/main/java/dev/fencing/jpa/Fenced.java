@@ -38,12 +38,15 @@ import java.lang.annotation.Target;
  * converter reads back from the column: each insert, update and upsert is refused unless its value,
  * converted to the column and back, names the same resource (a converter mapping two values to one
  * column value cannot let one resource's holder write another's rows); the converter's column type
- * must be one of those types, and the converter a function of its argument. An identifier the
- * database generates (IDENTITY) is not known before the insert, so it cannot name the resource.
- * When an update changes the attribute, the tokens for the old and the new resource are both
- * required; a {@code StatelessSession}'s update, delete or upsert (no loaded state) also requires
- * the token for the resource of the row as the database holds it. Hibernate checks these rules when
- * it starts and fails naming the entity.
+ * must be one of those types, and the converter a function of its argument. An application's
+ * {@code @JavaType} (its {@code unwrap} to the column and {@code wrap} back) and a {@code
+ * UserType}'s value converter are checked alike; a {@code UserType} without a value converter and
+ * an application's {@code JdbcType} bind the column with their own JDBC code and are refused. An
+ * identifier the database generates (IDENTITY) is not known before the insert, so it cannot name
+ * the resource. When an update changes the attribute, the tokens for the old and the new resource
+ * are both required; a {@code StatelessSession}'s update, delete or upsert (no loaded state) also
+ * requires the token for the resource of the row as the database holds it. Hibernate checks these
+ * rules when it starts and fails naming the entity.
  *
  * <p>A foreign key of a fenced table whose {@code ON DELETE} action ({@code @OnDelete}, or an
  * {@code ON DELETE} / {@code ON UPDATE} action in its {@code foreignKeyDefinition}) the database

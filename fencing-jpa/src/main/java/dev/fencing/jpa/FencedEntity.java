@@ -14,16 +14,19 @@ final class FencedEntity {
   private final @Nullable String fixedResource;
   private final String prefix;
   private final @Nullable String attribute;
+  private final @Nullable ConvertedAttribute stored;
 
   private FencedEntity(
       String entityName,
       @Nullable String fixedResource,
       String prefix,
-      @Nullable String attribute) {
+      @Nullable String attribute,
+      @Nullable ConvertedAttribute stored) {
     this.entityName = entityName;
     this.fixedResource = fixedResource;
     this.prefix = prefix;
     this.attribute = attribute;
+    this.stored = stored;
   }
 
   /**
@@ -55,8 +58,8 @@ final class FencedEntity {
       requireValidName(entityName, "prefix", fenced.prefix());
     }
     return hasValue
-        ? new FencedEntity(entityName, fenced.value(), "", null)
-        : new FencedEntity(entityName, null, fenced.prefix(), fenced.attribute());
+        ? new FencedEntity(entityName, fenced.value(), "", null, null)
+        : new FencedEntity(entityName, null, fenced.prefix(), fenced.attribute(), null);
   }
 
   /** The database would refuse every write of the entity: say so when Hibernate starts. */
@@ -91,6 +94,19 @@ final class FencedEntity {
   /** The attribute naming each row's resource, or null if the resource is fixed. */
   @Nullable String attribute() {
     return attribute;
+  }
+
+  /** This fencing, its attribute stored through {@code stored} (resolved from the mapping). */
+  FencedEntity storedThrough(@Nullable ConvertedAttribute stored) {
+    return new FencedEntity(entityName, fixedResource, prefix, attribute, stored);
+  }
+
+  /**
+   * How the attribute's value is stored, if not as itself: each write's value must read back as the
+   * resource judged; null if the column gets the value itself (or the resource is fixed).
+   */
+  @Nullable ConvertedAttribute stored() {
+    return stored;
   }
 
   /** The resource of every row; only when {@link #attribute()} is null. */

@@ -54,7 +54,7 @@ final class FencedEntityScan {
         }
         String attribute = fencing.attribute();
         if (attribute != null) {
-          requireBasicAttribute(entity, attribute);
+          fencing = fencing.storedThrough(requireBasicAttribute(entity, attribute));
         }
       } catch (IllegalArgumentException e) {
         throw new MappingException(e.getMessage(), e);
@@ -64,7 +64,9 @@ final class FencedEntityScan {
     return Map.copyOf(fenced);
   }
 
-  private static void requireBasicAttribute(PersistentClass entity, String attribute) {
+  /** How the attribute's value is stored, if not as itself (resolved once, for every write). */
+  private static @Nullable ConvertedAttribute requireBasicAttribute(
+      PersistentClass entity, String attribute) {
     Property property = null;
     List<String> names = new ArrayList<>();
     if (entity.hasIdentifierProperty()) {
@@ -107,9 +109,12 @@ final class FencedEntityScan {
                 + " row's column may hold another resource than the attribute");
       }
     }
-    requireExactText(entity, attribute, property, value);
+    ConvertedAttribute converted = ConvertedAttribute.of(entity.getEntityName(), attribute, value);
+    if (converted == null || !converted.hasColumnType()) { // else it judged the column's type
+      requireExactText(entity, attribute, property, value);
+    }
     if (property == entity.getIdentifierProperty()) {
-      return; // the row the statement writes is the one its identifier names
+      return converted; // the row the statement writes is the one its identifier names
     }
     if (property.getValueGeneratorCreator() != null) {
       // A value the database generates is left out of the insert (or update): the column gets
@@ -165,6 +170,7 @@ final class FencedEntityScan {
                 + " the other mapping read-only (insertable = false, updatable = false)");
       }
     }
+    return converted;
   }
 
   /**
@@ -190,6 +196,11 @@ final class FencedEntityScan {
           boolean.class,
           UUID.class,
           LocalDate.class);
+
+  /** Whether a value of {@code type} is stored as the one value its text names. */
+  static boolean isExactText(Class<?> type) {
+    return EXACT_TEXT.contains(type);
+  }
 
   private static void requireExactText(
       PersistentClass entity, String attribute, Property property, BasicValue value) {

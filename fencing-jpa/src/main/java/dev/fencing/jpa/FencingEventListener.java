@@ -124,8 +124,9 @@ final class FencingEventListener
     Object value = attributeValue(entity, persister, event.getEntity(), event.getId(), state);
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
-    if (!operation.equals("delete")) { // the column gets the value as the converter stores it
-      ConvertedAttribute.requireReadBackAs(entity, persister, value, resource, session);
+    ConvertedAttribute stored = entity.stored();
+    if (stored != null && !operation.equals("delete")) { // the column gets the value as stored
+      stored.requireReadBackAs(entity, value, resource, session);
     }
     requireToken(session, entity, resource, operation);
     if (rowMayExist && oldState == null && entity.attribute() != null) {

@@ -263,6 +263,25 @@ class BadInputJpaTest {
                 + " stores it as a java.math.BigDecimal, which the column may keep as another"
                 + " value"),
         arguments(
+            "B166",
+            CustomTypeResourceTest.NumericOwner.class,
+            "attribute owner's JavaType "
+                + CustomTypeResourceTest.NumericJavaType.class.getName()
+                + " stores it as a java.math.BigDecimal, which the column may keep as another"
+                + " value"),
+        arguments(
+            "B169",
+            CustomTypeResourceTest.UserTypedOwner.class,
+            "attribute owner's UserType "
+                + CustomTypeResourceTest.OwnJdbcUserType.class.getName()
+                + " writes and reads the column with its own JDBC code"),
+        arguments(
+            "B170",
+            CustomTypeResourceTest.JdbcTypedOwner.class,
+            "attribute owner's JdbcType "
+                + CustomTypeResourceTest.OwnVarcharJdbcType.class.getName()
+                + " binds and reads the column with its own JDBC code"),
+        arguments(
             "B156",
             EmbedsAFencedEmbeddable.class,
             "@Fenced is on embeddable " + FencedAddress.class.getName() + " (attribute address)"),
