@@ -13,6 +13,7 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.OneToMany;
+import jakarta.persistence.OrderColumn;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -55,6 +56,26 @@ class UnidirectionalOneToManyTest {
     }
   }
 
+  /** Yard "a" is resource {@code coop:a}; its hens are ordered by a column of their table. */
+  @Entity(name = "Yard")
+  @Fenced(prefix = "coop:", attribute = "owner")
+  static class Yard {
+    @Id long id;
+    String owner = "";
+
+    @OneToMany
+    @JoinColumn(name = "yard_id")
+    @OrderColumn(name = "yard_pos")
+    List<Hen> hens = new ArrayList<>();
+
+    Yard() {}
+
+    Yard(long id, String owner) {
+      this.id = id;
+      this.owner = owner;
+    }
+  }
+
   /** A hen of owner "a" is resource {@code coop:a}. */
   @Entity(name = "Hen")
   @Fenced(prefix = "coop:", attribute = "owner")
@@ -74,7 +95,7 @@ class UnidirectionalOneToManyTest {
 
   @BeforeAll
   static void start() {
-    jpa = JpaFixture.start(db, Coop.class, Hen.class);
+    jpa = JpaFixture.start(db, Coop.class, Yard.class, Hen.class);
   }
 
   @AfterEach
@@ -148,6 +169,29 @@ class UnidirectionalOneToManyTest {
       assertThat(refusal.getMessage()).contains("resource coop:b").contains("Coop.hens");
     }
     assertThat(jpa.queryLong("SELECT count(*) FROM hen WHERE coop_id IS NOT NULL")).isZero();
+  }
+
+  @Test
+  void orderedElementsAreRepositionedByTheHolderOnlyNotByAZombie() {
+    jpa.seed("coop:a", new Yard(1, "a"), new Hen(1, "a"), new Hen(2, "a"));
+    try (Lease holder = jpa.current("coop:a"); // released before the zombie's turn
+        FencingScope scope = Fencing.bind(holder)) {
+      jpa.sessionFactory.inTransaction(
+          s -> {
+            Yard yard = s.find(Yard.class, 1L);
+            yard.hens.add(s.find(Hen.class, 1L));
+            yard.hens.add(s.find(Hen.class, 2L));
+          });
+    }
+    assertThat(jpa.queryLong("SELECT yard_pos FROM hen WHERE id = 2 AND yard_id = 1")).isEqualTo(1);
+
+    try (FencingScope scope = Fencing.bind(jpa.stale("coop:a"))) {
+      JpaFixture.refusal(
+          StaleFencingTokenException.class,
+          () -> jpa.sessionFactory.inTransaction(s -> s.find(Yard.class, 1L).hens.remove(0)));
+    }
+    assertThat(jpa.queryLong("SELECT yard_pos FROM hen WHERE id = 2 AND yard_id = 1")).isEqualTo(1);
+    assertThat(jpa.queryLong("SELECT yard_pos FROM hen WHERE id = 1 AND yard_id = 1")).isZero();
   }
 
   @Test
