@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * vetoes (a veto would skip the write silently); refuses by throwing. For an entity whose rows name
  * their resources it then arms the write's tables for {@link FencingEventMonitor} to announce once
  * Hibernate really runs the statement; every entity pre-event first clears what an earlier one
- * armed.
+ * armed. A one-to-many's key in a per-row elements' table is judged by those rows ({@link
+ * ElementKeyWrites}).
  */
 final class FencingEventListener
     implements PreInsertEventListener,
