@@ -226,6 +226,11 @@ class UnidirectionalOneToManyTest {
               MissingFencingTokenException.class,
               () -> jpa.sessionFactory.inTransaction(s -> s.find(Coop.class, 1L).hens.clear()));
       assertThat(emptied.getMessage()).contains("a bulk or native write to table hen");
+      MissingFencingTokenException lastRemoved =
+          JpaFixture.refusal(
+              MissingFencingTokenException.class,
+              () -> jpa.sessionFactory.inTransaction(s -> s.find(Coop.class, 1L).hens.remove(0)));
+      assertThat(lastRemoved.getMessage()).contains("a bulk or native write to table hen");
       MissingFencingTokenException removed =
           JpaFixture.refusal(
               MissingFencingTokenException.class,
