@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * vetoes (a veto would skip the write silently); refuses by throwing. For an entity whose rows name
  * their resources it then arms the write's tables for {@link FencingEventMonitor} to announce once
  * Hibernate really runs the statement; every entity pre-event first clears what an earlier one
- * armed.
+ * armed. A one-to-many's key in a per-row elements' table is judged by those rows ({@link
+ * ElementKeyWrites}).
  */
 final class FencingEventListener
     implements PreInsertEventListener,
@@ -49,6 +50,7 @@ final class FencingEventListener
   private final Map<String, FencingEventMonitor.RowWrites> rowWrites;
   // by collection role: the table of a collection whose per-row owner's rows name their resources
   private final Map<String, FencingEventMonitor.RowWrites> collectionWrites;
+  private final ElementKeyWrites elementKeyWrites;
 
   /**
    * With no entity fenced, the listener only clears what a write of another {@code SessionFactory}
@@ -57,10 +59,12 @@ final class FencingEventListener
   FencingEventListener(
       Map<String, FencedEntity> fenced,
       Map<String, FencingEventMonitor.RowWrites> rowWrites,
-      Map<String, FencingEventMonitor.RowWrites> collectionWrites) {
+      Map<String, FencingEventMonitor.RowWrites> collectionWrites,
+      ElementKeyWrites elementKeyWrites) {
     this.fenced = fenced;
     this.rowWrites = rowWrites;
     this.collectionWrites = collectionWrites;
+    this.elementKeyWrites = elementKeyWrites;
   }
 
   @Override
@@ -178,7 +182,7 @@ final class FencingEventListener
    * transaction; null if there is no such row, or if the identifier names the resource (the row
    * written is then the one whose resource the identifier names).
    */
-  private static Object @Nullable [] rowSnapshot(
+  static Object @Nullable [] rowSnapshot(
       FencedEntity entity,
       EntityPersister persister,
       @Nullable Object id,
@@ -216,12 +220,22 @@ final class FencingEventListener
     if (event.getCollectionPersister().isInverse()) {
       return; // writes nothing: the entities on the owning side are fenced themselves
     }
-    String ownerName = event.getAffectedOwnerEntityName();
-    FencedEntity entity = fenced.get(ownerName);
-    if (entity == null) {
-      return;
-    }
     SharedSessionContractImplementor session = sessionOf(event);
+    FencedEntity entity = fenced.get(event.getAffectedOwnerEntityName());
+    if (entity != null) {
+      ownerWrite(event, entity, session, operation);
+    }
+    // A one-to-many's foreign key in a per-row elements' table: the rows are the elements'.
+    elementKeyWrites.check(event, session, operation);
+  }
+
+  /** Requires the owner's tokens for a write of its collection; arms the collection's table. */
+  private void ownerWrite(
+      AbstractCollectionEvent event,
+      FencedEntity entity,
+      @Nullable SharedSessionContractImplementor session,
+      String operation) {
+    String ownerName = event.getAffectedOwnerEntityName();
     if (session != null) {
       requireFencedConnection(session, entity);
     }
@@ -320,7 +334,7 @@ final class FencingEventListener
   }
 
   /** The value of the entity's {@code @Fenced} attribute (null when its resource is fixed). */
-  private static @Nullable Object attributeValue(
+  static @Nullable Object attributeValue(
       FencedEntity entity,
       EntityPersister persister,
       @Nullable Object instance,
@@ -339,11 +353,11 @@ final class FencingEventListener
     return persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute);
   }
 
-  private static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {
+  static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {
     return Objects.equals(persister.getIdentifierPropertyName(), entity.attribute());
   }
 
-  private static void requireToken(
+  static void requireToken(
       @Nullable SharedSessionContractImplementor session,
       FencedEntity entity,
       String resource,
@@ -357,7 +371,7 @@ final class FencingEventListener
     throw FencingPersistenceException.missingToken(resource, entity.entityName(), operation);
   }
 
-  private static void requireFencedConnection(
+  static void requireFencedConnection(
       SharedSessionContractImplementor session, FencedEntity entity) {
     Connection connection =
         session.getJdbcCoordinator().getLogicalConnection().getPhysicalConnection();

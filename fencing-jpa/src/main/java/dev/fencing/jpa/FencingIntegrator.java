@@ -19,6 +19,7 @@ import org.hibernate.event.service.spi.EventListenerRegistry;
 import org.hibernate.event.spi.EventType;
 import org.hibernate.integrator.spi.Integrator;
 import org.hibernate.mapping.Join;
+import org.hibernate.mapping.OneToMany;
 import org.hibernate.mapping.PersistentClass;
 import org.hibernate.mapping.Table;
 import org.jspecify.annotations.Nullable;
@@ -85,7 +86,11 @@ public final class FencingIntegrator implements Integrator {
         fenced.isEmpty() ? Map.of() : declareTables(metadata, fenced, declared);
     Map<String, FencingEventMonitor.RowWrites> collectionWrites =
         fenced.isEmpty() ? Map.of() : declareCollectionTables(metadata, fenced, declared);
-    FencingEventListener listener = new FencingEventListener(fenced, rowWrites, collectionWrites);
+    ElementKeyWrites elementKeyWrites =
+        new ElementKeyWrites(
+            fenced, fenced.isEmpty() ? Map.of() : elementKeyTables(metadata, fenced));
+    FencingEventListener listener =
+        new FencingEventListener(fenced, rowWrites, collectionWrites, elementKeyWrites);
     EventListenerRegistry registry = sessionFactory.getEventListenerRegistry();
     // Registered twice (service loading plus an explicit registration): keep one.
     registry.addDuplicationStrategy(
@@ -251,6 +256,33 @@ public final class FencingIntegrator implements Integrator {
       }
     }
     return Map.copyOf(collectionWrites);
+  }
+
+  /**
+   * The elements' tables of the one-to-many collections with a join column (not {@code mappedBy},
+   * no join table) whose elements' rows name their resources, by role: Hibernate writes their
+   * foreign key with the collection's statements on that table, announced by {@link
+   * ElementKeyWrites} once the elements' tokens are required.
+   */
+  private static Map<String, FencingEventMonitor.RowWrites> elementKeyTables(
+      Metadata metadata, Map<String, FencedEntity> fenced) {
+    Map<String, FencingEventMonitor.RowWrites> byRole = new HashMap<>();
+    for (org.hibernate.mapping.Collection collection : metadata.getCollectionBindings()) {
+      if (collection.isInverse()
+          || !(collection.getElement() instanceof OneToMany element)
+          || element.getReferencedEntityName() == null) {
+        continue;
+      }
+      FencedEntity elements = fenced.get(element.getReferencedEntityName());
+      if (elements != null && elements.attribute() != null) {
+        Table table = collection.getCollectionTable();
+        String name = table.isQuoted() ? '"' + table.getName() + '"' : table.getName();
+        byRole.put(
+            collection.getRole(),
+            FencingEventMonitor.RowWrites.ofCollection(collection.getRole(), name));
+      }
+    }
+    return Map.copyOf(byRole);
   }
 
   private static boolean ownsOrInherits(PersistentClass entity, PersistentClass owner) {
