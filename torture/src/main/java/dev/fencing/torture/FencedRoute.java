@@ -62,15 +62,9 @@ final class FencedRoute {
     try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
       Connection c = connection.get();
       try {
-        long n = WriteStatements.count(c, route, resource);
-        if (at == HoldPoint.MID) {
-          hold.run();
-        }
-        WriteStatements.record(c, route, "torture_write", resource, n, token, worker, seq);
-        if (at == HoldPoint.COMMIT) {
-          hold.run();
-        }
-        c.commit();
+        long n =
+            WriteStatements.commit(
+                c, route, "torture_write", resource, token, worker, seq, at, hold);
         log.acknowledged(resource, token, seq, n);
         committed = true;
         result = "ACK";
@@ -115,9 +109,8 @@ final class FencedRoute {
   private String carryOn(Connection c, Route route, String resource, long token, long seq)
       throws IOException {
     try {
-      long n = WriteStatements.count(c, route, resource);
-      WriteStatements.record(c, route, "torture_write", resource, n, token, worker, seq);
-      c.commit();
+      WriteStatements.commit(
+          c, route, "torture_write", resource, token, worker, seq, null, () -> {});
       return "ACK";
     } catch (SQLException e) {
       String outcome = carriedOn(e);

@@ -77,15 +77,7 @@ final class ProtectedRoute {
       if (fenced) {
         checked = prove(c, route, resource, token, at);
       }
-      long n = WriteStatements.count(c, route, resource);
-      if (at == HoldPoint.MID) {
-        hold.run();
-      }
-      WriteStatements.record(c, route, table, resource, n, token, worker, seq);
-      if (at == HoldPoint.COMMIT) {
-        hold.run();
-      }
-      c.commit();
+      long n = WriteStatements.commit(c, route, table, resource, token, worker, seq, at, hold);
       log.acknowledged(resource, token, seq, n);
       if (route == Route.MARKED && at != HoldPoint.REPLAY) {
         marker = new Marker(resource, token, checked);
