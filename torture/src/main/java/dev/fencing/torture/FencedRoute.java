@@ -35,14 +35,13 @@ final class FencedRoute {
   /** PostgreSQL's "current transaction is aborted", as the fenced connection raises it too. */
   private static final String IN_FAILED_TRANSACTION = "25P02";
 
-  private final DataSource writes;
+  private final WorkerConnection connection;
   private final boolean bindLease;
   private final int worker;
   private final WorkerLog log;
-  private @Nullable Connection connection;
 
   FencedRoute(DataSource writes, boolean bindLease, int worker, WorkerLog log) {
-    this.writes = writes;
+    this.connection = new WorkerConnection(writes);
     this.bindLease = bindLease;
     this.worker = worker;
     this.log = log;
@@ -61,17 +60,11 @@ final class FencedRoute {
     boolean committed = false;
     @Nullable Connection refusedTransaction = null;
     try (FencingScope scope = bindLease ? Fencing.bind(lease) : Fencing.bind(lease.token())) {
-      Connection c = connection();
+      Connection c = connection.get();
       try {
-        long n = WriteStatements.count(c, route, resource);
-        if (at == HoldPoint.MID) {
-          hold.run();
-        }
-        WriteStatements.record(c, route, "torture_write", resource, n, token, worker, seq);
-        if (at == HoldPoint.COMMIT) {
-          hold.run();
-        }
-        c.commit();
+        long n =
+            WriteStatements.commit(
+                c, route, "torture_write", resource, token, worker, seq, at, hold);
         log.acknowledged(resource, token, seq, n);
         committed = true;
         result = "ACK";
@@ -116,9 +109,8 @@ final class FencedRoute {
   private String carryOn(Connection c, Route route, String resource, long token, long seq)
       throws IOException {
     try {
-      long n = WriteStatements.count(c, route, resource);
-      WriteStatements.record(c, route, "torture_write", resource, n, token, worker, seq);
-      c.commit();
+      WriteStatements.commit(
+          c, route, "torture_write", resource, token, worker, seq, null, () -> {});
       return "ACK";
     } catch (SQLException e) {
       String outcome = carriedOn(e);
@@ -153,20 +145,10 @@ final class FencedRoute {
    */
   void rollback(long seq) throws IOException {
     try {
-      connection().rollback();
+      connection.get().rollback();
     } catch (SQLException e) {
       log.error(seq, e);
     }
-  }
-
-  private Connection connection() throws SQLException {
-    Connection c = connection;
-    if (c == null) {
-      c = writes.getConnection();
-      c.setAutoCommit(false);
-      connection = c;
-    }
-    return c;
   }
 
   private void rollbackQuietly(Connection c) {
@@ -181,14 +163,6 @@ final class FencedRoute {
 
   /** Closes the connection, if open. */
   void close() {
-    Connection c = connection;
-    connection = null;
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException e) {
-        // broken anyway
-      }
-    }
+    connection.close();
   }
 }

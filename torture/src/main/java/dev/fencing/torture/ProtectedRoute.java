@@ -28,17 +28,16 @@ final class ProtectedRoute {
   /** The marker a committed {@link Route#MARKED} write read after its check ("" unfenced). */
   private record Marker(String resource, long token, String text) {}
 
-  private final DataSource plain;
+  private final WorkerConnection connection;
   private final boolean fenced;
   private final int worker;
   private final List<String> resources;
   private final WorkerLog log;
-  private @Nullable Connection connection;
   private @Nullable Marker marker;
 
   ProtectedRoute(
       DataSource plain, boolean fenced, int worker, List<String> resources, WorkerLog log) {
-    this.plain = plain;
+    this.connection = new WorkerConnection(plain);
     this.fenced = fenced;
     this.worker = worker;
     this.resources = resources;
@@ -73,20 +72,12 @@ final class ProtectedRoute {
             ? "torture_protected"
             : TortureTables.tableOf(resources.indexOf(resource));
     try {
-      c = connection();
+      c = connection.get();
       String checked = "";
       if (fenced) {
         checked = prove(c, route, resource, token, at);
       }
-      long n = WriteStatements.count(c, route, resource);
-      if (at == HoldPoint.MID) {
-        hold.run();
-      }
-      WriteStatements.record(c, route, table, resource, n, token, worker, seq);
-      if (at == HoldPoint.COMMIT) {
-        hold.run();
-      }
-      c.commit();
+      long n = WriteStatements.commit(c, route, table, resource, token, worker, seq, at, hold);
       log.acknowledged(resource, token, seq, n);
       if (route == Route.MARKED && at != HoldPoint.REPLAY) {
         marker = new Marker(resource, token, checked);
@@ -174,26 +165,8 @@ final class ProtectedRoute {
     return true;
   }
 
-  private Connection connection() throws SQLException {
-    Connection c = connection;
-    if (c == null) {
-      c = plain.getConnection();
-      c.setAutoCommit(false);
-      connection = c;
-    }
-    return c;
-  }
-
   /** Closes the plain connection, if open. */
   void close() {
-    Connection c = connection;
-    connection = null;
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException e) {
-        // broken anyway
-      }
-    }
+    connection.close();
   }
 }

@@ -47,8 +47,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *       scheduler ({@code TaskScheduler.schedule}, {@code scheduleAtFixedRate}, {@code
  *       scheduleWithFixedDelay}: every run of a repeating task carries what was bound when it was
  *       scheduled), and leaves nothing bound on a pooled thread ({@link FencingTaskDecorator},
- *       {@link FencingSchedulerPostProcessor} for the virtual-thread scheduler). {@code @Scheduled}
- *       jobs are scheduled at start-up with nothing bound: one that is {@code @WithLease} or
+ *       {@link FencedTaskScheduler} for the virtual-thread scheduler). {@code @Scheduled} jobs are
+ *       scheduled at start-up with nothing bound: one that is {@code @WithLease} or
  *       {@code @SchedulerLock} takes its lease at each run;
  *   <li>refusals reach callers as {@link dev.fencing.spring.boot.FencingRefusedDataAccessException}
  *       from {@code JdbcTemplate}, {@code JdbcTransactionManager}, {@code JpaTransactionManager}
@@ -163,8 +163,8 @@ public final class FencingAutoConfiguration {
 
   /**
    * A {@code SimpleAsyncTaskScheduler} (Boot's {@code taskScheduler} with virtual threads)
-   * decorates a task only when a run fires: its {@code schedule*} calls carry the caller's tokens
-   * instead.
+   * decorates a task only when a run fires: Boot's builder makes a {@link FencedTaskScheduler}
+   * instead, whose {@code schedule*} calls carry the caller's tokens.
    */
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

@@ -17,8 +17,9 @@ import org.springframework.core.task.TaskDecorator;
  * <p>Boot's {@code ThreadPoolTaskScheduler} decorates a task when it is scheduled: every run of a
  * {@code scheduleAtFixedRate} / {@code scheduleWithFixedDelay} task, and of a {@code Trigger}'s,
  * carries what was bound on the thread that scheduled it. Its {@code SimpleAsyncTaskScheduler}
- * (virtual threads) decorates only when a run fires, so {@link FencingSchedulerPostProcessor} wraps
- * each task when it is scheduled instead.
+ * (virtual threads) decorates only when a run fires, so Boot's builder makes a {@link
+ * FencedTaskScheduler} ({@link FencingSchedulerPostProcessor}), which wraps each task when it is
+ * scheduled instead.
  *
  * <p>The binding carries each token with its lease, as on the submitting thread: a task that runs
  * after the lease was released (the {@code @WithLease} method returned first) or lost is refused

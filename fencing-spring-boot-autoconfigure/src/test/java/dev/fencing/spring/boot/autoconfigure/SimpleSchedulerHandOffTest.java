@@ -8,8 +8,11 @@ import dev.fencing.jdbc.FencingToken;
 import dev.fencing.jdbc.LeaseClient;
 import dev.fencing.jdbc.StaleFencingTokenException;
 import dev.fencing.spring.boot.WithLease;
+import dev.fencing.spring.boot.autoconfigure.FencingSchedulerPostProcessor.FencedSchedulerBuilder;
 import dev.fencing.spring.boot.autoconfigure.ScheduledRuns.Run;
 import dev.fencing.testing.TestDatabaseExtension;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -77,6 +80,38 @@ class SimpleSchedulerHandOffTest {
           assertThat(run.seen()).as("the token bound in the task").contains(bound);
           assertThat(maxSeen(jdbc)).as("the write was checked with it").isEqualTo(bound.value());
         });
+  }
+
+  /**
+   * The bean is the scheduler Boot's builder configured, down to its {@code final} getters: a class
+   * proxy could not route those to its target and read its own unset fields.
+   */
+  @Test
+  void theSchedulerKeepsWhatTheBuilderConfigured() {
+    runner
+        .withPropertyValues(
+            "spring.task.scheduling.simple.concurrency-limit=3",
+            "spring.task.scheduling.thread-name-prefix=fenced-scheduling-")
+        .run(
+            context -> {
+              SimpleAsyncTaskScheduler scheduler = context.getBean(SimpleAsyncTaskScheduler.class);
+              assertThat(scheduler.getThreadNamePrefix()).isEqualTo("fenced-scheduling-");
+              assertThat(scheduler.isThrottleActive()).as("isThrottleActive").isTrue();
+              assertThat(scheduler.getConcurrencyLimit()).as("getConcurrencyLimit").isEqualTo(3);
+            });
+  }
+
+  /** The fenced builder keeps Boot's configuration only if it overrides all Boot's builder does. */
+  @Test
+  void theFencedBuilderOverridesEveryPublicMethodOfBoots() {
+    for (Method method : SimpleAsyncTaskSchedulerBuilder.class.getDeclaredMethods()) {
+      if (Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())) {
+        assertThat(FencedSchedulerBuilder.class)
+            .as(method.toString())
+            .satisfies(
+                builder -> builder.getDeclaredMethod(method.getName(), method.getParameterTypes()));
+      }
+    }
   }
 
   /** Every way to schedule a repeating task: a zombie's runs are all refused, none written. */
