@@ -20,7 +20,8 @@ import javax.sql.DataSource;
  * Lease acquire+release, two builds side by side (docs/benchmark/lease-and-growth.md, "Lease
  * acquire+release: before/after in one run"). Each build is a fencing-benchmark.jar loaded in a
  * class loader of its own, with a HikariCP pool of one connection (from that jar) on a database of
- * its own, migrated by that build; rounds alternate between the builds (which goes first too).
+ * its own, migrated by that build; rounds alternate between the builds (which goes first too),
+ * and each round runs on a new backend (the pool's connection replaced and warmed up first).
  * Per acquire+release: wall time (p50, p90), the backend's CPU (/proc/PID/schedstat: the server
  * must be local), the client thread's CPU, and WAL records, bytes and syncs (pg_stat_wal: the
  * cluster's, so run it on a private cluster nothing else uses).
@@ -31,7 +32,7 @@ import javax.sql.DataSource;
  * /tmp/before.jar lease_before benchmark/target/fencing-benchmark.jar lease_after 10 2000
  */
 public class LeaseAb {
-  record Variant(String name, Object pool, Object client, long backendPid) {}
+  record Variant(String name, Object pool, Object client) {}
 
   record Round(double p50, double p90, double backendUs, double clientUs, double walRecords,
       double walBytes, double walSyncs) {}
@@ -90,26 +91,45 @@ public class LeaseAb {
         loader.loadClass("com.zaxxer.hikari.HikariDataSource")
             .getConstructor(configClass)
             .newInstance(config);
+    Class<?> clientClass = loader.loadClass("dev.fencing.jdbc.LeaseClient");
+    Object builder = clientClass.getMethod("builder", DataSource.class).invoke(null, pool);
+    builder = builder.getClass().getMethod("holder", String.class).invoke(builder, "lease-ab");
+    Object client = builder.getClass().getMethod("build").invoke(builder);
+    return new Variant(name, pool, client);
+  }
+
+  /**
+   * The pool's one connection replaced by a new one, warmed up, and its backend's pid. One backend
+   * per round, not per run: a backend's CPU per operation was seen to stay 20-40% above or below
+   * another's for its whole life (same build, same database, rounds interleaved), which a run on
+   * one backend per build reads as a difference between the builds.
+   */
+  static long freshBackend(Variant v, int warmUp) throws Exception {
+    Object mx = v.pool().getClass().getMethod("getHikariPoolMXBean").invoke(v.pool());
+    mx.getClass().getMethod("softEvictConnections").invoke(mx); // the idle one is closed now
     long pid;
-    try (Connection c = ((DataSource) pool).getConnection();
+    try (Connection c = ((DataSource) v.pool()).getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
       pid = rs.getLong(1);
     }
-    Class<?> clientClass = loader.loadClass("dev.fencing.jdbc.LeaseClient");
-    Object builder = clientClass.getMethod("builder", DataSource.class).invoke(null, pool);
-    builder = builder.getClass().getMethod("holder", String.class).invoke(builder, "lease-ab");
-    Object client = builder.getClass().getMethod("build").invoke(builder);
-    return new Variant(name, pool, client, pid);
+    Method tryAcquire = v.client().getClass().getMethod("tryAcquire", String.class, Duration.class);
+    for (int i = 0; i < warmUp; i++) { // past pgjdbc's prepareThreshold and the plan cache's five
+      Optional<?> lease =
+          (Optional<?>) tryAcquire.invoke(v.client(), "lease-ab-" + v.name(), Duration.ofSeconds(30));
+      ((AutoCloseable) lease.orElseThrow()).close();
+    }
+    return pid;
   }
 
   static Round run(Variant v, int n, Connection stats, String round) throws Exception {
     Method tryAcquire = v.client().getClass().getMethod("tryAcquire", String.class, Duration.class);
     String resource = "lease-ab-" + v.name();
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long pid = freshBackend(v, Math.max(100, n / 10));
     double[] wal0 = wal(stats);
-    long cpu0 = backendCpu(v.backendPid());
+    long cpu0 = backendCpu(pid);
     long client0 = threads.getCurrentThreadCpuTime();
     double[] ms = new double[n];
     for (int i = 0; i < n; i++) {
@@ -119,7 +139,7 @@ public class LeaseAb {
       ms[i] = (System.nanoTime() - t0) / 1e6;
     }
     long client1 = threads.getCurrentThreadCpuTime();
-    long cpu1 = backendCpu(v.backendPid());
+    long cpu1 = backendCpu(pid);
     flushStats((DataSource) v.pool());
     double[] wal1 = wal(stats);
     Arrays.sort(ms);
@@ -143,7 +163,9 @@ public class LeaseAb {
   static void flushStats(DataSource pool) throws Exception {
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement()) {
-      s.execute("SELECT pg_stat_force_next_flush()");
+      if (c.getMetaData().getDatabaseMajorVersion() >= 15) { // PostgreSQL 14 (the embedded one) has
+        s.execute("SELECT pg_stat_force_next_flush()"); // no such call: its WAL figures lag a round
+      }
     }
   }
 

@@ -120,7 +120,7 @@ final class ElementKeyWrites {
     if (entity == null || entity.attribute() == null) {
       return false; // the table's rows name their resources, but this element's are not told
     }
-    FencingEventListener.requireFencedConnection(session, entity);
+    EntityResources.requireFencedConnection(session, entity);
     Object id =
         instance == null
             ? Objects.requireNonNull(lazy).getInternalIdentifier()
@@ -129,31 +129,30 @@ final class ElementKeyWrites {
       return false;
     }
     String rowResource;
-    if (FencingEventListener.isIdentifier(persister, entity)) {
+    if (EntityResources.isIdentifier(persister, entity)) {
       rowResource = entity.resourceOf(id);
     } else {
       EntityEntry entry =
           instance == null ? null : session.getPersistenceContextInternal().getEntry(instance);
       Object[] row = entry == null ? null : entry.getLoadedState();
       if (row == null) { // a stateless session's element, a proxy or a detached instance
-        row = FencingEventListener.rowSnapshot(entity, persister, id, session);
+        row = EntityResources.rowSnapshot(entity, persister, id, session);
       }
       if (row == null) {
         return false; // no such row now: whatever row a concurrent insert makes is not judged
       }
       rowResource =
-          entity.resourceOf(
-              FencingEventListener.attributeValue(entity, persister, instance, id, row));
+          entity.resourceOf(EntityResources.attributeValue(entity, persister, instance, id, row));
       if (instance != null) {
         String said =
             entity.resourceOf(
-                FencingEventListener.attributeValue(entity, persister, instance, id, null));
+                EntityResources.attributeValue(entity, persister, instance, id, null));
         if (!said.equals(rowResource)) {
-          FencingEventListener.requireToken(session, entity, said, operation);
+          EntityResources.requireToken(session, entity, said, operation);
         }
       }
     }
-    FencingEventListener.requireToken(session, entity, rowResource, operation);
+    EntityResources.requireToken(session, entity, rowResource, operation);
     return true;
   }
 }

@@ -1,13 +1,7 @@
 package dev.fencing.jpa;
 
-import dev.fencing.jdbc.Fencing;
-import dev.fencing.jdbc.FencingConnection;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.Map;
-import java.util.Objects;
 import org.hibernate.collection.spi.PersistentCollection;
-import org.hibernate.engine.spi.EntityEntry;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.hibernate.event.spi.AbstractCollectionEvent;
 import org.hibernate.event.spi.AbstractPreDatabaseOperationEvent;
@@ -121,32 +115,34 @@ final class FencingEventListener
       return;
     }
     SharedSessionContractImplementor session = event.getSession();
-    requireFencedConnection(session, entity);
+    EntityResources.requireFencedConnection(session, entity);
     if (oldState != null && state != null) {
       keepUnwrittenAttribute(entity, persister, state, oldState);
     }
-    Object value = attributeValue(entity, persister, event.getEntity(), event.getId(), state);
+    Object value =
+        EntityResources.attributeValue(entity, persister, event.getEntity(), event.getId(), state);
     String resource =
         entity.attribute() == null ? entity.fixedResource() : entity.resourceOf(value);
     ConvertedAttribute stored = entity.stored();
     if (stored != null && !operation.equals("delete")) { // the column gets the value as stored
       stored.requireReadBackAs(entity, value, resource, session);
     }
-    requireToken(session, entity, resource, operation);
+    EntityResources.requireToken(session, entity, resource, operation);
     if (rowMayExist && oldState == null && entity.attribute() != null) {
       // No state of the row was loaded (a StatelessSession's update, delete or upsert): the
       // statement writes the row its identifier names, whatever the instance says its attribute
       // is, so that row is judged as the database has it now (null: there is none).
-      oldState = rowSnapshot(entity, persister, event.getId(), session);
+      oldState = EntityResources.rowSnapshot(entity, persister, event.getId(), session);
     }
     if (oldState != null && entity.attribute() != null) {
       // The row moves from one resource to another: it must be fenced for both.
       Object oldValue =
-          attributeValue(entity, persister, event.getEntity(), event.getId(), oldState);
+          EntityResources.attributeValue(
+              entity, persister, event.getEntity(), event.getId(), oldState);
       if (!sameText(oldValue, value)) {
         String old = entity.resourceOf(oldValue);
         if (!old.equals(resource)) {
-          requireToken(session, entity, old, operation);
+          EntityResources.requireToken(session, entity, old, operation);
         }
       }
     }
@@ -168,35 +164,13 @@ final class FencingEventListener
   private static void keepUnwrittenAttribute(
       FencedEntity entity, EntityPersister persister, Object[] state, Object[] oldState) {
     String attribute = entity.attribute();
-    if (attribute == null || isIdentifier(persister, entity)) {
+    if (attribute == null || EntityResources.isIdentifier(persister, entity)) {
       return;
     }
     int position = persister.findAttributeMapping(attribute).getStateArrayPosition();
     if (!persister.getPropertyUpdateability()[position]) {
       state[position] = oldState[position];
     }
-  }
-
-  /**
-   * The state of the row with identifier {@code id} in the database, read in the session's
-   * transaction; null if there is no such row, or if the identifier names the resource (the row
-   * written is then the one whose resource the identifier names).
-   */
-  static Object @Nullable [] rowSnapshot(
-      FencedEntity entity,
-      EntityPersister persister,
-      @Nullable Object id,
-      SharedSessionContractImplementor session) {
-    if (id == null || isIdentifier(persister, entity)) {
-      return null;
-    }
-    Object[] snapshot = persister.getDatabaseSnapshot(id, session);
-    if (snapshot == null && persister.getSoftDeleteMapping() != null) {
-      // Hibernate's snapshot leaves out a soft-deleted row, but a stateless update still writes it
-      // (its WHERE names the identifier only): it is judged by its resource all the same.
-      return SoftDeletedRows.state(entity, persister, id, session);
-    }
-    return snapshot;
   }
 
   /**
@@ -237,7 +211,7 @@ final class FencingEventListener
       String operation) {
     String ownerName = event.getAffectedOwnerEntityName();
     if (session != null) {
-      requireFencedConnection(session, entity);
+      EntityResources.requireFencedConnection(session, entity);
     }
     String resource;
     if (entity.attribute() == null) {
@@ -250,7 +224,7 @@ final class FencingEventListener
               .getMappingMetamodel()
               .getEntityDescriptor(ownerName);
       Object ownerEntity = event.getAffectedOwnerOrNull();
-      if (ownerEntity == null && !isIdentifier(owner, entity)) {
+      if (ownerEntity == null && !EntityResources.isIdentifier(owner, entity)) {
         throw new IllegalStateException(
             "cannot fence a write of a collection of "
                 + ownerName
@@ -258,19 +232,21 @@ final class FencingEventListener
                 + event.getCollectionPersister().getRole()
                 + "): its owner is not loaded, so its resource is unknown");
       }
-      resource = resource(entity, owner, ownerEntity, event.getAffectedOwnerIdOrNull(), null);
-      String loaded = loadedResource(entity, owner, ownerEntity, session);
+      resource =
+          EntityResources.resource(
+              entity, owner, ownerEntity, event.getAffectedOwnerIdOrNull(), null);
+      String loaded = EntityResources.loadedResource(entity, owner, ownerEntity, session);
       if (loaded != null && !loaded.equals(resource)) {
         // The instance names another resource than its row has (a non-updatable attribute changed
         // in memory): the collection's rows are the row's, so its resource's token is needed too.
-        requireToken(
+        EntityResources.requireToken(
             session,
             entity,
             loaded,
             operation + " " + event.getCollectionPersister().getRole() + " of");
       }
     }
-    requireToken(
+    EntityResources.requireToken(
         session,
         entity,
         resource,
@@ -283,26 +259,6 @@ final class FencingEventListener
             writes); // the collection's statements, announced by the monitor
       }
     }
-  }
-
-  /**
-   * The resource of {@code owner}'s row as the session loaded (or last wrote) it; null if the
-   * session holds no state of it (a stateless session) or the identifier names the resource.
-   */
-  private static @Nullable String loadedResource(
-      FencedEntity entity,
-      EntityPersister persister,
-      @Nullable Object owner,
-      @Nullable SharedSessionContractImplementor session) {
-    if (owner == null || session == null || isIdentifier(persister, entity)) {
-      return null;
-    }
-    EntityEntry entry = session.getPersistenceContextInternal().getEntry(owner);
-    Object[] loadedState = entry == null ? null : entry.getLoadedState();
-    if (loadedState == null) {
-      return null;
-    }
-    return entity.resourceOf(attributeValue(entity, persister, owner, null, loadedState));
   }
 
   /**
@@ -320,88 +276,6 @@ final class FencingEventListener
     } catch (NullPointerException noSource) {
       return null; // the owner's own insert, update or delete checks the connection
     }
-  }
-
-  private static String resource(
-      FencedEntity entity,
-      EntityPersister persister,
-      @Nullable Object instance,
-      @Nullable Object id,
-      Object @Nullable [] state) {
-    return entity.attribute() == null
-        ? entity.fixedResource()
-        : entity.resourceOf(attributeValue(entity, persister, instance, id, state));
-  }
-
-  /** The value of the entity's {@code @Fenced} attribute (null when its resource is fixed). */
-  static @Nullable Object attributeValue(
-      FencedEntity entity,
-      EntityPersister persister,
-      @Nullable Object instance,
-      @Nullable Object id,
-      Object @Nullable [] state) {
-    String attribute = entity.attribute();
-    if (attribute == null) {
-      return null;
-    }
-    if (isIdentifier(persister, entity)) {
-      return id != null || instance == null ? id : persister.getIdentifier(instance);
-    }
-    if (state != null) {
-      return state[persister.findAttributeMapping(attribute).getStateArrayPosition()];
-    }
-    return persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute);
-  }
-
-  static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {
-    return Objects.equals(persister.getIdentifierPropertyName(), entity.attribute());
-  }
-
-  static void requireToken(
-      @Nullable SharedSessionContractImplementor session,
-      FencedEntity entity,
-      String resource,
-      String operation) {
-    if (Fencing.current().token(resource).isPresent()) {
-      return;
-    }
-    if (session != null && session.isTransactionInProgress()) {
-      session.markForRollbackOnly();
-    }
-    throw FencingPersistenceException.missingToken(resource, entity.entityName(), operation);
-  }
-
-  static void requireFencedConnection(
-      SharedSessionContractImplementor session, FencedEntity entity) {
-    Connection connection =
-        session.getJdbcCoordinator().getLogicalConnection().getPhysicalConnection();
-    if (connection instanceof FencingConnection) {
-      return; // the FencedDataSource's own connection: isWrapperFor would say so, through a proxy
-    }
-    boolean isFenced;
-    try {
-      isFenced = connection.isWrapperFor(FencingConnection.class);
-    } catch (SQLException e) {
-      throw session
-          .getJdbcServices()
-          .getSqlExceptionHelper()
-          .convert(e, "could not tell whether the connection is fenced");
-    }
-    if (isFenced) {
-      return;
-    }
-    if (session.isTransactionInProgress()) {
-      session.markForRollbackOnly();
-    }
-    throw new IllegalStateException(
-        "fencing-jpa: "
-            + entity.entityName()
-            + " is @Fenced, but Hibernate's connection is not fenced ("
-            + connection
-            + "). Hibernate must get its connections from a dev.fencing.jdbc.FencedDataSource:"
-            + " set hibernate.connection.datasource (or jakarta.persistence.nonJtaDataSource) to"
-            + " FencedDataSource.wrap(yourPool), or make a FencedDataSource the dataSource of your"
-            + " HikariCP pool; a connection URL with Hibernate's own pool is not fenced.");
   }
 
   @Override
