@@ -95,10 +95,16 @@ final class EntityResources {
     return persister.getPropertyValue(Objects.requireNonNull(instance, "instance"), attribute);
   }
 
+  /** Whether the entity's {@code @Fenced} attribute is its identifier. */
   static boolean isIdentifier(EntityPersister persister, FencedEntity entity) {
     return Objects.equals(persister.getIdentifierPropertyName(), entity.attribute());
   }
 
+  /**
+   * Returns if a token for {@code resource} is bound on this thread; otherwise marks the session's
+   * transaction for rollback and throws the missing-token refusal naming the entity and {@code
+   * operation}.
+   */
   static void requireToken(
       @Nullable SharedSessionContractImplementor session,
       FencedEntity entity,
@@ -113,6 +119,11 @@ final class EntityResources {
     throw FencingPersistenceException.missingToken(resource, entity.entityName(), operation);
   }
 
+  /**
+   * Returns if Hibernate's connection is a {@code FencedDataSource}'s (itself, or a pool's proxy
+   * that wraps one); otherwise marks the session's transaction for rollback and throws, saying how
+   * to give Hibernate a fenced data source.
+   */
   static void requireFencedConnection(
       SharedSessionContractImplementor session, FencedEntity entity) {
     Connection connection =
