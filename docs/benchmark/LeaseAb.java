@@ -114,18 +114,28 @@ public class LeaseAb {
       rs.next();
       pid = rs.getLong(1);
     }
-    Method tryAcquire = v.client().getClass().getMethod("tryAcquire", String.class, Duration.class);
+    Method tryAcquire = tryAcquire(v);
     for (int i = 0; i < warmUp; i++) { // past pgjdbc's prepareThreshold and the plan cache's five
-      Optional<?> lease =
-          (Optional<?>) tryAcquire.invoke(v.client(), "lease-ab-" + v.name(), Duration.ofSeconds(30));
-      ((AutoCloseable) lease.orElseThrow()).close();
+      acquireRelease(v, tryAcquire);
     }
+    // the warm-up's statistics reported now, so that the round's WAL figures hold the round alone
+    flushStats((DataSource) v.pool());
     return pid;
   }
 
+  static Method tryAcquire(Variant v) throws Exception {
+    return v.client().getClass().getMethod("tryAcquire", String.class, Duration.class);
+  }
+
+  /** One acquire and release of the variant's resource. */
+  static void acquireRelease(Variant v, Method tryAcquire) throws Exception {
+    Optional<?> lease =
+        (Optional<?>) tryAcquire.invoke(v.client(), "lease-ab-" + v.name(), Duration.ofSeconds(30));
+    ((AutoCloseable) lease.orElseThrow()).close();
+  }
+
   static Round run(Variant v, int n, Connection stats, String round) throws Exception {
-    Method tryAcquire = v.client().getClass().getMethod("tryAcquire", String.class, Duration.class);
-    String resource = "lease-ab-" + v.name();
+    Method tryAcquire = tryAcquire(v);
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long pid = freshBackend(v, Math.max(100, n / 10));
     double[] wal0 = wal(stats);
@@ -134,8 +144,7 @@ public class LeaseAb {
     double[] ms = new double[n];
     for (int i = 0; i < n; i++) {
       long t0 = System.nanoTime();
-      Optional<?> lease = (Optional<?>) tryAcquire.invoke(v.client(), resource, Duration.ofSeconds(30));
-      ((AutoCloseable) lease.orElseThrow()).close();
+      acquireRelease(v, tryAcquire);
       ms[i] = (System.nanoTime() - t0) / 1e6;
     }
     long client1 = threads.getCurrentThreadCpuTime();

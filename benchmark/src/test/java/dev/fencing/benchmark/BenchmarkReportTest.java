@@ -276,6 +276,7 @@ class BenchmarkReportTest {
             "hibernate",
             "hibernate/unfenced",
             "hibernate/fenced",
+            "hibernate/floor-1000",
             "hibernate/version",
             "read-only",
             "read-only/unfenced",

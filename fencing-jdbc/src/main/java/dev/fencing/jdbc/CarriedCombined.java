@@ -21,8 +21,8 @@ import org.postgresql.util.PSQLState;
  * ({@link CheckForms}: the fast form's two statements, check_one's, check_tokens'), and their
  * execution: the check's arguments first ({@link CheckArguments#bind}), the caller's parameters
  * replayed after them, each check statement's row read and hidden, the driver left at the
- * statement's results (and, with generated keys, its {@code RETURNING} rows kept as its keys; the
- * check there is one statement, {@link CheckArguments#singleStatement}).
+ * statement's results (and, with generated keys, its {@code RETURNING} rows kept as its keys, the
+ * check's rows read past as the driver reports them there: {@link #keyedCheckRow}).
  */
 final class CarriedCombined {
   private final Connection connection;
@@ -62,11 +62,8 @@ final class CarriedCombined {
    * Runs {@code name} behind {@code check} on its combined statement, in one round trip. Null if
    * nothing was sent (the caller then checks on its own and executes as usual).
    */
-  Carrier.@Nullable Carried run(String name, CheckArguments carriedCheck) throws SQLException {
+  Carrier.@Nullable Carried run(String name, CheckArguments check) throws SQLException {
     String[] columns = keyColumns;
-    // with generated keys the results are reported statement by statement as keys and counts:
-    // one check statement there
-    CheckArguments check = columns == null ? carriedCheck : carriedCheck.singleStatement();
     PreparedStatement c = statement(check.sql());
     if (c == null) {
       return null;
@@ -103,12 +100,9 @@ final class CarriedCombined {
         }
       }
     } else {
-      // with generated keys, each statement's rows and then its count; the check's row the "keys"
-      try (ResultSet checkRow = c.getGeneratedKeys()) {
-        if (checkRow != null && checkRow.next()) {
-          advanced = check.returned(checkRow);
-        }
-      }
+      // with generated keys, each statement's rows and then its count, the first statement's rows
+      // the "keys": the check's row there, or (the fast form) the lock's, then the check's next
+      advanced = keyedCheckRow(c, check);
     }
     boolean isResultSet;
     if (columns == null) {
@@ -123,6 +117,41 @@ final class CarriedCombined {
       isResultSet = c.getResultSet() != null;
     }
     return new Carrier.Carried(DriverResult.of(name, c, isResultSet), advanced);
+  }
+
+  /**
+   * What the check's row says, read from {@code c} executed for generated keys, whose results are
+   * each statement's rows and then its count, the first statement's rows taken as the driver's
+   * "generated keys"; leaves {@code c} at the last check statement's count, where the caller's
+   * statement's results begin.
+   */
+  private static @Nullable Object keyedCheckRow(PreparedStatement c, CheckArguments check)
+      throws SQLException {
+    ResultSet first = c.getGeneratedKeys();
+    if (check.statements() == 1) {
+      try (first) {
+        return first != null && first.next() ? check.returned(first) : null;
+      }
+    }
+    if (first != null) {
+      first.close(); // the fast form's lock: its row says nothing
+    }
+    // from the first statement's count to each next statement's rows and, but for the last, its
+    // count (each move closes the rows before it)
+    for (int i = 1; i < check.statements(); i++) {
+      c.getMoreResults();
+      if (i + 1 < check.statements()) {
+        c.getMoreResults();
+      }
+    }
+    Object advanced = null;
+    try (ResultSet checkRow = c.getResultSet()) {
+      if (checkRow != null && checkRow.next()) {
+        advanced = check.returned(checkRow);
+      }
+    }
+    c.getMoreResults(); // the check's count
+    return advanced;
   }
 
   /**

@@ -69,18 +69,6 @@ final class CheckArguments {
     return form.parameters();
   }
 
-  /**
-   * The same check in a form of one statement (a statement prepared for generated keys, whose
-   * results are reported statement by statement as keys and counts).
-   */
-  CheckArguments singleStatement() {
-    CheckForms f = forms;
-    if (f == null || form.statements() == 1) {
-      return this;
-    }
-    return new CheckArguments(connection, f.single(form), f, schema, bindings);
-  }
-
   /** Binds the check's arguments to {@code c}, at 1 to {@link #parameters}. */
   void bind(PreparedStatement c) throws SQLException {
     if (bindings.size() != 1) {

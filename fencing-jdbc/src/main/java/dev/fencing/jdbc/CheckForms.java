@@ -132,11 +132,6 @@ final class CheckForms {
     return slow.size();
   }
 
-  /** The form for a statement that carries one check statement only (generated keys). */
-  Form single(Form form) {
-    return form.kind() == Kind.FAST ? one : form;
-  }
-
   /** Every text a check of {@code tokens} tokens may be carried with now. */
   List<String> texts(int tokens) {
     if (tokens != 1) {

@@ -41,11 +41,11 @@ import org.postgresql.jdbc.PreferQueryMode;
  * every {@code preferQueryMode} × {@code autosave} × autocommit and each kind of execution, the
  * current holder sees exactly what it sees unfenced; the form carried is the one documented (the
  * fast form for a {@code PreparedStatement} in the extended modes, no call of {@code check_one}
- * counted in {@code pg_stat_xact_user_functions}; {@code check_one} for generated keys, the literal
- * check for batches, plain statements and {@code simple} in autocommit); a zombie's write of each
- * kind is refused (ZF001), nothing written, the refusal recorded, the connection usable by the
- * current holder next; and a savepoint rollback that undoes the check (hazard 8) makes the next
- * write check again.
+ * counted in {@code pg_stat_xact_user_functions}, generated keys included; {@code check_one} for a
+ * {@code CallableStatement}, the literal check for batches, plain statements and {@code simple} in
+ * autocommit); a zombie's write of each kind is refused (ZF001), nothing written, the refusal
+ * recorded, the connection usable by the current holder next; and a savepoint rollback that undoes
+ * the check (hazard 8) makes the next write check again.
  */
 @SuppressWarnings("try") // scopes are opened for their effect on the thread
 class CarriedFastCheckMatrixTest {
@@ -229,8 +229,11 @@ class CarriedFastCheckMatrixTest {
     if (!kind.prepared() || kind.keysOrBatch().equals("batch")) {
       return "literal";
     }
-    if (!kind.keysOrBatch().isEmpty()) {
-      return "one"; // generated keys, a CallableStatement: check_one bound, in every mode
+    if (kind.keysOrBatch().equals("callable")) {
+      return "one"; // a CallableStatement: check_one bound, in every mode
+    }
+    if (kind.keysOrBatch().equals("keys")) {
+      return "fast"; // generated keys: the combined statement in every mode, simple's too
     }
     if (mode == PreferQueryMode.SIMPLE && autoCommit) {
       return "literal";

@@ -9,6 +9,7 @@ import jakarta.persistence.MappedSuperclass;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
 import java.time.LocalDateTime;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,6 +29,21 @@ final class BankEntities {
   static final Class<?>[] VERSIONED = {
     VersionedAccount.class, VersionedTeller.class, VersionedBranch.class, PlainHistory.class
   };
+
+  /** The entity classes of one set as the TPC-B-like transaction uses them. */
+  record Rows(
+      Class<? extends AccountRow> account,
+      Class<? extends TellerRow> teller,
+      Class<? extends BranchRow> branch,
+      Supplier<? extends HistoryRow> history) {}
+
+  static final Rows PLAIN_ROWS =
+      new Rows(PlainAccount.class, PlainTeller.class, PlainBranch.class, PlainHistory::new);
+  static final Rows FENCED_ROWS =
+      new Rows(FencedAccount.class, FencedTeller.class, FencedBranch.class, FencedHistory::new);
+  static final Rows VERSIONED_ROWS =
+      new Rows(
+          VersionedAccount.class, VersionedTeller.class, VersionedBranch.class, PlainHistory::new);
 
   @MappedSuperclass
   abstract static class AccountRow {

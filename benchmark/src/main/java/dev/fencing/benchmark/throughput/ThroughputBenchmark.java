@@ -3,17 +3,6 @@ package dev.fencing.benchmark.throughput;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.benchmark.report.Section;
-import dev.fencing.benchmark.throughput.BankEntities.FencedAccount;
-import dev.fencing.benchmark.throughput.BankEntities.FencedBranch;
-import dev.fencing.benchmark.throughput.BankEntities.FencedHistory;
-import dev.fencing.benchmark.throughput.BankEntities.FencedTeller;
-import dev.fencing.benchmark.throughput.BankEntities.PlainAccount;
-import dev.fencing.benchmark.throughput.BankEntities.PlainBranch;
-import dev.fencing.benchmark.throughput.BankEntities.PlainHistory;
-import dev.fencing.benchmark.throughput.BankEntities.PlainTeller;
-import dev.fencing.benchmark.throughput.BankEntities.VersionedAccount;
-import dev.fencing.benchmark.throughput.BankEntities.VersionedBranch;
-import dev.fencing.benchmark.throughput.BankEntities.VersionedTeller;
 import dev.fencing.benchmark.throughput.Rounds.Contender;
 import dev.fencing.benchmark.throughput.Workloads.Pick;
 import dev.fencing.benchmark.throughput.Workloads.Preamble;
@@ -227,14 +216,7 @@ public final class ThroughputBenchmark {
               HIBERNATE_UNFENCED,
               null,
               null,
-              r ->
-                  Workloads.tpcb(
-                      plainOrm,
-                      PlainAccount.class,
-                      PlainTeller.class,
-                      PlainBranch.class,
-                      PlainHistory::new,
-                      Pick.random(plan, r)),
+              r -> Workloads.tpcb(plainOrm, BankEntities.PLAIN_ROWS, Pick.random(plan, r)),
               null,
               null));
       contenders.add(
@@ -246,14 +228,24 @@ public final class ThroughputBenchmark {
               r -> {
                 Pick p = Pick.random(plan, r);
                 try (FencingScope scope = Fencing.bind(bank.branchToken(p.bid()))) {
-                  Workloads.tpcb(
-                      fencedOrm,
-                      FencedAccount.class,
-                      FencedTeller.class,
-                      FencedBranch.class,
-                      FencedHistory::new,
-                      p);
+                  Workloads.tpcb(fencedOrm, BankEntities.FENCED_ROWS, p);
                 }
+              },
+              null,
+              null));
+      contenders.add(
+          new Contender(
+              HIBERNATE + "/floor-1000",
+              "Hibernate, " + ThroughputSections.FLOOR + ", " + many,
+              HIBERNATE_UNFENCED,
+              null,
+              r -> {
+                Pick p = Pick.random(plan, r);
+                Workloads.tpcb(
+                    plainOrm,
+                    BankEntities.PLAIN_ROWS,
+                    p,
+                    Workloads.floor(bank.branchToken(p.bid())));
               },
               null,
               null));
@@ -263,14 +255,7 @@ public final class ThroughputBenchmark {
               "Hibernate, @Version optimistic locking",
               HIBERNATE_UNFENCED,
               null,
-              r ->
-                  Workloads.tpcb(
-                      versionedOrm,
-                      VersionedAccount.class,
-                      VersionedTeller.class,
-                      VersionedBranch.class,
-                      PlainHistory::new,
-                      Pick.random(plan, r)),
+              r -> Workloads.tpcb(versionedOrm, BankEntities.VERSIONED_ROWS, Pick.random(plan, r)),
               null,
               null));
       String unbound = "3 SELECTs through FencedDataSource, no token bound";

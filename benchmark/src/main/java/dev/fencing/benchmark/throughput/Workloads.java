@@ -1,16 +1,12 @@
 package dev.fencing.benchmark.throughput;
 
-import dev.fencing.benchmark.throughput.BankEntities.AccountRow;
-import dev.fencing.benchmark.throughput.BankEntities.BranchRow;
-import dev.fencing.benchmark.throughput.BankEntities.HistoryRow;
-import dev.fencing.benchmark.throughput.BankEntities.TellerRow;
+import dev.fencing.benchmark.throughput.BankEntities.Rows;
 import dev.fencing.jdbc.FencingToken;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.hibernate.SessionFactory;
 import org.jspecify.annotations.Nullable;
@@ -221,19 +217,25 @@ final class Workloads {
    * The TPC-B-like transaction as entity work: load the account, teller and branch, change their
    * balances (dirty checking writes them at commit) and persist a history entry.
    */
-  static void tpcb(
-      SessionFactory sessions,
-      Class<? extends AccountRow> account,
-      Class<? extends TellerRow> teller,
-      Class<? extends BranchRow> branch,
-      Supplier<? extends HistoryRow> history,
-      Pick p) {
+  static void tpcb(SessionFactory sessions, Rows rows, Pick p) {
+    tpcb(sessions, rows, p, null);
+  }
+
+  /**
+   * {@link #tpcb(SessionFactory, Rows, Pick)} with {@code before} run on the session's connection
+   * first, as its own statement ({@code null}: nothing): how the SQL-level {@link #floor floor} is
+   * measured under Hibernate.
+   */
+  static void tpcb(SessionFactory sessions, Rows rows, Pick p, @Nullable Preamble before) {
     sessions.inTransaction(
         session -> {
-          session.find(account, p.aid()).abalance += p.delta();
-          session.find(teller, p.tid()).tbalance += p.delta();
-          session.find(branch, p.bid()).bbalance += p.delta();
-          session.persist(history.get().fill(p.tid(), p.bid(), p.aid(), p.delta()));
+          if (before != null) {
+            session.doWork(before::run);
+          }
+          session.find(rows.account(), p.aid()).abalance += p.delta();
+          session.find(rows.teller(), p.tid()).tbalance += p.delta();
+          session.find(rows.branch(), p.bid()).bbalance += p.delta();
+          session.persist(rows.history().get().fill(p.tid(), p.bid(), p.aid(), p.delta()));
         });
   }
 

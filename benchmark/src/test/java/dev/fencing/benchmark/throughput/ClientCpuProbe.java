@@ -2,14 +2,6 @@ package dev.fencing.benchmark.throughput;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencing.benchmark.throughput.BankEntities.FencedAccount;
-import dev.fencing.benchmark.throughput.BankEntities.FencedBranch;
-import dev.fencing.benchmark.throughput.BankEntities.FencedHistory;
-import dev.fencing.benchmark.throughput.BankEntities.FencedTeller;
-import dev.fencing.benchmark.throughput.BankEntities.PlainAccount;
-import dev.fencing.benchmark.throughput.BankEntities.PlainBranch;
-import dev.fencing.benchmark.throughput.BankEntities.PlainHistory;
-import dev.fencing.benchmark.throughput.BankEntities.PlainTeller;
 import dev.fencing.benchmark.throughput.Workloads.Pick;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.Fencing;
@@ -17,7 +9,14 @@ import dev.fencing.jdbc.FencingScope;
 import dev.fencing.migrations.FencingMigrations;
 import dev.fencing.testing.TestDatabaseExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -83,6 +82,7 @@ class ClientCpuProbe {
               Workloads.update(fenced, p, null);
             }
           });
+      all.put("update/floor", p -> Workloads.updateAfterFloor(pool, p, bank.branchToken(p.bid())));
       all.put("tpcb/unfenced", p -> Workloads.tpcb(pool, p, null));
       all.put("tpcb/unbound", p -> Workloads.tpcb(fenced, p, null));
       all.put(
@@ -92,29 +92,22 @@ class ClientCpuProbe {
               Workloads.tpcb(fenced, p, null);
             }
           });
-      all.put(
-          "hibernate/unfenced",
-          p ->
-              Workloads.tpcb(
-                  plainOrm,
-                  PlainAccount.class,
-                  PlainTeller.class,
-                  PlainBranch.class,
-                  PlainHistory::new,
-                  p));
+      all.put("hibernate/unfenced", p -> Workloads.tpcb(plainOrm, BankEntities.PLAIN_ROWS, p));
       all.put(
           "hibernate/fenced",
           p -> {
             try (FencingScope s = Fencing.bind(bank.branchToken(p.bid()))) {
-              Workloads.tpcb(
-                  fencedOrm,
-                  FencedAccount.class,
-                  FencedTeller.class,
-                  FencedBranch.class,
-                  FencedHistory::new,
-                  p);
+              Workloads.tpcb(fencedOrm, BankEntities.FENCED_ROWS, p);
             }
           });
+      all.put(
+          "hibernate/floor",
+          p ->
+              Workloads.tpcb(
+                  plainOrm,
+                  BankEntities.PLAIN_ROWS,
+                  p,
+                  Workloads.floor(bank.branchToken(p.bid()))));
       String only = System.getProperty("probe.variants", "");
       if (!only.isEmpty()) {
         all.keySet().retainAll(Arrays.asList(only.split(",")));
@@ -123,6 +116,7 @@ class ClientCpuProbe {
           measure(
               all,
               plan,
+              backend(pool),
               Integer.getInteger("probe.n", 2000),
               Integer.getInteger("probe.rounds", 7)));
     } finally {
@@ -131,7 +125,28 @@ class ClientCpuProbe {
     }
   }
 
-  private static String measure(Map<String, Tx> all, Plan plan, int n, int rounds)
+  /**
+   * The schedstat file of the pool's one backend (its CPU time in ns, first field), or null when
+   * the server is not on this machine.
+   */
+  private static Path backend(DataSource pool) throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      Path stat = Path.of("/proc", rs.getString(1), "schedstat");
+      c.commit();
+      return Files.isReadable(stat) ? stat : null;
+    }
+  }
+
+  private static double serverNanos(Path schedstat) throws IOException {
+    return schedstat == null
+        ? Double.NaN
+        : Double.parseDouble(Files.readString(schedstat).trim().split(" ")[0]);
+  }
+
+  private static String measure(Map<String, Tx> all, Plan plan, Path server, int n, int rounds)
       throws Exception {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -147,18 +162,23 @@ class ClientCpuProbe {
         long w0 = System.nanoTime();
         long c0 = threads.getCurrentThreadCpuTime();
         long a0 = threads.getThreadAllocatedBytes(self);
+        double s0 = serverNanos(server);
         for (Pick p : picks) {
           v.getValue().run(p);
         }
         long c1 = threads.getCurrentThreadCpuTime();
         long a1 = threads.getThreadAllocatedBytes(self);
         long w1 = System.nanoTime();
+        double s1 = serverNanos(server);
         if (round >= 0) {
           results
               .computeIfAbsent(v.getKey(), k -> new ArrayList<>())
               .add(
                   new double[] {
-                    (c1 - c0) / 1000.0 / n, (a1 - a0) / (double) n, (w1 - w0) / 1000.0 / n
+                    (c1 - c0) / 1000.0 / n,
+                    (a1 - a0) / (double) n,
+                    (w1 - w0) / 1000.0 / n,
+                    (s1 - s0) / 1000.0 / n
                   });
         }
       }
@@ -167,16 +187,26 @@ class ClientCpuProbe {
         new StringBuilder(
             String.format(
                 "client thread per transaction, medians of %d rounds of %d:%n"
-                    + "%-20s %9s %9s %11s %9s %9s%n",
-                rounds, n, "variant", "CPU µs", "min–max", "bytes", "wall µs", "min–max"));
+                    + "%-20s %9s %9s %11s %9s %9s %9s %9s%n",
+                rounds,
+                n,
+                "variant",
+                "CPU µs",
+                "min–max",
+                "bytes",
+                "wall µs",
+                "min–max",
+                "server µs",
+                "min–max"));
     results.forEach(
         (k, v) -> {
           double[] cpu = v.stream().mapToDouble(x -> x[0]).sorted().toArray();
           double[] bytes = v.stream().mapToDouble(x -> x[1]).sorted().toArray();
           double[] wall = v.stream().mapToDouble(x -> x[2]).sorted().toArray();
+          double[] backend = v.stream().mapToDouble(x -> x[3]).sorted().toArray();
           out.append(
               String.format(
-                  "%-20s %9.1f %4.0f–%-4.0f %11.0f %9.1f %4.0f–%-4.0f%n",
+                  "%-20s %9.1f %4.0f–%-4.0f %11.0f %9.1f %4.0f–%-4.0f %9.1f %4.0f–%-4.0f%n",
                   k,
                   cpu[cpu.length / 2],
                   cpu[0],
@@ -184,7 +214,10 @@ class ClientCpuProbe {
                   bytes[bytes.length / 2],
                   wall[wall.length / 2],
                   wall[0],
-                  wall[wall.length - 1]));
+                  wall[wall.length - 1],
+                  backend[backend.length / 2],
+                  backend[0],
+                  backend[backend.length - 1]));
         });
     return out.toString();
   }

@@ -2,14 +2,6 @@ package dev.fencing.benchmark.throughput;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fencing.benchmark.throughput.BankEntities.FencedAccount;
-import dev.fencing.benchmark.throughput.BankEntities.FencedBranch;
-import dev.fencing.benchmark.throughput.BankEntities.FencedHistory;
-import dev.fencing.benchmark.throughput.BankEntities.FencedTeller;
-import dev.fencing.benchmark.throughput.BankEntities.PlainAccount;
-import dev.fencing.benchmark.throughput.BankEntities.PlainBranch;
-import dev.fencing.benchmark.throughput.BankEntities.PlainHistory;
-import dev.fencing.benchmark.throughput.BankEntities.PlainTeller;
 import dev.fencing.benchmark.throughput.Workloads.Pick;
 import dev.fencing.jdbc.FencedDataSource;
 import dev.fencing.jdbc.Fencing;
@@ -89,27 +81,12 @@ class RoundTripProbe {
               Workloads.readOnly(fenced, p);
             }
           });
-      all.put(
-          "hibernate/unfenced",
-          p ->
-              Workloads.tpcb(
-                  plainOrm,
-                  PlainAccount.class,
-                  PlainTeller.class,
-                  PlainBranch.class,
-                  PlainHistory::new,
-                  p));
+      all.put("hibernate/unfenced", p -> Workloads.tpcb(plainOrm, BankEntities.PLAIN_ROWS, p));
       all.put(
           "hibernate/fenced",
           p -> {
             try (FencingScope s = Fencing.bind(bank.branchToken(p.bid()))) {
-              Workloads.tpcb(
-                  fencedOrm,
-                  FencedAccount.class,
-                  FencedTeller.class,
-                  FencedBranch.class,
-                  FencedHistory::new,
-                  p);
+              Workloads.tpcb(fencedOrm, BankEntities.FENCED_ROWS, p);
             }
           });
       ThreadLocalRandom random = ThreadLocalRandom.current();
