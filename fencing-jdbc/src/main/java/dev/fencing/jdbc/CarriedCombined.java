@@ -93,12 +93,7 @@ final class CarriedCombined {
       for (int i = 1; i < check.statements(); i++) {
         c.getMoreResults(); // closes the row before
       }
-      ResultSet checkRow = c.getResultSet();
-      if (checkRow != null) {
-        try (checkRow) {
-          advanced = check.returned(checkRow.next() ? checkRow : null);
-        }
-      }
+      advanced = checkRow(c.getResultSet(), check);
     } else {
       // with generated keys, each statement's rows and then its count, the first statement's rows
       // the "keys": the check's row there, or (the fast form) the lock's, then the check's next
@@ -129,9 +124,7 @@ final class CarriedCombined {
       throws SQLException {
     ResultSet first = c.getGeneratedKeys();
     if (check.statements() == 1) {
-      try (first) {
-        return first != null && first.next() ? check.returned(first) : null;
-      }
+      return checkRow(first, check);
     }
     if (first != null) {
       first.close(); // the fast form's lock: its row says nothing
@@ -144,14 +137,20 @@ final class CarriedCombined {
         c.getMoreResults();
       }
     }
-    Object advanced = null;
-    try (ResultSet checkRow = c.getResultSet()) {
-      if (checkRow != null && checkRow.next()) {
-        advanced = check.returned(checkRow);
-      }
-    }
+    Object advanced = checkRow(c.getResultSet(), check);
     c.getMoreResults(); // the check's count
     return advanced;
+  }
+
+  /** What the check's {@code rows} say (none: nothing, as no row), read and closed. */
+  private static @Nullable Object checkRow(@Nullable ResultSet rows, CheckArguments check)
+      throws SQLException {
+    if (rows == null) {
+      return null;
+    }
+    try (rows) {
+      return check.returned(rows.next() ? rows : null);
+    }
   }
 
   /**
