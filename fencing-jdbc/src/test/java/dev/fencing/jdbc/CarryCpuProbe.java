@@ -235,6 +235,12 @@ class CarryCpuProbe {
       all.put("carried-noop", carried("SELECT length(?) + ?", false));
       all.put("carried-ab", carriedAb(AB, "rtrtrt"));
       all.put("carried-name", carriedAb(NAME, "rrtrt"));
+      // the benchmark's SQL-level floor (Workloads.FLOOR): a bare locking read of a plain table
+      exec(plain, "CREATE TABLE probe_floor (name text PRIMARY KEY, max_seen bigint NOT NULL)");
+      exec(plain, "INSERT INTO probe_floor VALUES ('" + resource + "', " + token + ")");
+      all.put(
+          "carried-floor",
+          carried("SELECT 1 FROM probe_floor WHERE name = ? AND max_seen = ? FOR SHARE", false));
       exec(plain, LATEST_VIEW);
       // the probe's lease row without the acquisition's own lock (see LATEST_VIEW)
       exec(plain, "UPDATE fencing.resource SET updated_at = updated_at WHERE name = 'probe'");
@@ -291,6 +297,18 @@ class CarryCpuProbe {
       // the floor of any one-statement form: B alone, no lock (unsafe: measured, never sent)
       String v30 = CheckForms.fastSql("fencing", space);
       all.put("carried-b-only", carriedFast(v30.substring(v30.indexOf(';') + 1), "rtrt", 1));
+      String where =
+          " FROM fencing.check_at_token c WHERE c.name OPERATOR(pg_catalog.=) ?"
+              + " AND c.max_seen OPERATOR(pg_catalog.=) ? AND c.lock_space OPERATOR(pg_catalog.=) "
+              + space;
+      all.put("b-plain", carriedFast("SELECT -1" + where, "rt", 1));
+      all.put(
+          "b-agg",
+          carriedFast("SELECT coalesce(max(-1), fencing.check_one(?, ?))" + where, "rtrt", 1));
+      all.put(
+          "b-table",
+          carriedFast(
+              "SELECT -1 FROM fencing.resource c WHERE c.name = ? AND c.max_seen = ?", "rt", 1));
       // the lock in a CASE before an uncorrelated sub-select (an InitPlan, evaluated lazily)
       all.put(
           "carried-case",

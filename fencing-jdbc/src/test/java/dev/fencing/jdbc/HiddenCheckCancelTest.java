@@ -4,16 +4,16 @@ import static dev.fencing.jdbc.FencingTestSupport.PATIENCE;
 import static dev.fencing.jdbc.FencingTestSupport.backendPid;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
 import static dev.fencing.jdbc.FencingTestSupport.insert;
-import static dev.fencing.jdbc.FencingTestSupport.maxSeen;
 import static dev.fencing.jdbc.FencingTestSupport.nextBlock;
 import static dev.fencing.jdbc.FencingTestSupport.present;
 import static dev.fencing.jdbc.FencingTestSupport.queryLong;
 import static dev.fencing.jdbc.HandoverWait.assertCancelledByPostgres;
 import static dev.fencing.jdbc.HandoverWait.outcome;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.jdbc.HandoverWait.Mode;
+import dev.fencing.jdbc.HandoverWait.Stop;
 import dev.fencing.testing.TestDatabaseExtension;
 import java.sql.CallableStatement;
 import java.sql.Connection;
@@ -130,30 +130,6 @@ class HiddenCheckCancelTest {
     void apply(PreparedStatement ps) throws SQLException;
   }
 
-  /** How the caller stops the execution. */
-  enum Stop {
-    CANCEL,
-    QUERY_TIMEOUT
-  }
-
-  /** Where the execution runs: in autocommit, or in the caller's transaction at a level. */
-  enum Mode {
-    AUTOCOMMIT(-1),
-    READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
-    REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
-    SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
-
-    final int level;
-
-    Mode(int level) {
-      this.level = level;
-    }
-
-    boolean transaction() {
-      return level >= 0;
-    }
-  }
-
   static Stream<Arguments> everyShape() {
     return Stream.of(Shape.values())
         .flatMap(
@@ -196,65 +172,17 @@ class HiddenCheckCancelTest {
                 + NAMES.incrementAndGet(),
             5);
     int block = nextBlock();
-    FencingToken token = FencingToken.of(res, 20);
-
-    // the new holder's first write, its advance of max_seen open: every check of res waits for it
-    Connection handover = plain.getConnection();
-    try (handover;
-        FencingScope scope = Fencing.bind(token);
-        Connection c = fenced.getConnection()) {
-      handover.setAutoCommit(false);
-      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
-
-      int pid = backendPid(c);
-      if (mode.transaction()) {
-        c.setTransactionIsolation(mode.level);
-        c.setAutoCommit(false);
-      }
-      Statement s = shape.prepare(c, block);
-      if (stop == Stop.QUERY_TIMEOUT) {
-        s.setQueryTimeout(1);
-      }
-      Future<Void> execution =
-          threads.submit(
-              () -> {
-                try (FencingScope inner = Fencing.bind(token)) {
-                  shape.execute(s, block);
-                }
-                return null;
-              });
-      if (stop == Stop.CANCEL) {
-        await().atMost(PATIENCE).until(() -> waitingForALock(pid) || execution.isDone());
-        assertThat(execution).as("the check waits for the handover").isNotDone();
-        s.cancel();
-      }
-
-      Throwable thrown = outcome(execution, handover);
-      assertCancelledByPostgres(thrown, shape + " " + stop + " " + mode);
-
-      if (mode.transaction()) {
-        // aborted as PostgreSQL aborts it; a rollback ends it and the connection goes on
-        assertThatThrownBy(() -> c.createStatement().executeQuery("SELECT 1"))
-            .isInstanceOfSatisfying(
-                SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"));
-        c.rollback();
-      } else {
-        assertThat(c.getAutoCommit()).isTrue();
-      }
-      handover.rollback(); // the handover is over: max_seen 5 again
-      s.close();
-
-      insert(c, block + 1); // the same token, the same connection: checked, written
-      if (mode.transaction()) {
-        c.commit();
-      }
-    }
-    assertThat(present(plain, block)).as("the cancelled write").isFalse();
-    assertThat(present(plain, block + 1)).as("the write after it").isTrue();
-    assertThat(maxSeen(plain, res)).isEqualTo(20);
-    assertThat(queryLong(plain, "SELECT count(*) FROM fencing.rejection WHERE resource = ?", res))
-        .as("a cancel is no refusal")
-        .isZero();
+    HandoverWait.stoppedWhileTheCheckWaits(
+        plain,
+        fenced,
+        threads,
+        res,
+        block,
+        stop,
+        mode,
+        c -> shape.prepare(c, block),
+        s -> shape.execute(s, block),
+        shape.toString());
   }
 
   /**

@@ -1,28 +1,15 @@
 package dev.fencing.jdbc;
 
-import static dev.fencing.jdbc.FencingTestSupport.PATIENCE;
-import static dev.fencing.jdbc.FencingTestSupport.backendPid;
 import static dev.fencing.jdbc.FencingTestSupport.externalResource;
-import static dev.fencing.jdbc.FencingTestSupport.insert;
-import static dev.fencing.jdbc.FencingTestSupport.maxSeen;
 import static dev.fencing.jdbc.FencingTestSupport.nextBlock;
-import static dev.fencing.jdbc.FencingTestSupport.present;
-import static dev.fencing.jdbc.FencingTestSupport.queryLong;
-import static dev.fencing.jdbc.HandoverWait.assertCancelledByPostgres;
-import static dev.fencing.jdbc.HandoverWait.outcome;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
-import dev.fencing.jdbc.HiddenCheckCancelTest.Mode;
-import dev.fencing.jdbc.HiddenCheckCancelTest.Stop;
+import dev.fencing.jdbc.HandoverWait.Mode;
+import dev.fencing.jdbc.HandoverWait.Stop;
 import dev.fencing.testing.TestDatabaseExtension;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -96,66 +83,20 @@ class SimpleDescribeCancelTest {
     String res =
         externalResource(plain, "describe-cancel-" + describe + "-" + stop + "-" + mode, 5);
     int block = nextBlock();
-    FencingToken token = FencingToken.of(res, 20);
-
-    // the new holder's first write, its advance of max_seen open: every check of res waits for it
-    Connection handover = plain.getConnection();
-    try (handover;
-        FencingScope scope = Fencing.bind(token);
-        Connection c = simple.getConnection()) {
-      handover.setAutoCommit(false);
-      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
-
-      int pid = backendPid(c);
-      if (mode.transaction()) {
-        c.setTransactionIsolation(mode.level);
-        c.setAutoCommit(false);
-      }
-      PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
-      ps.setInt(1, block);
-      if (stop == Stop.QUERY_TIMEOUT) {
-        ps.setQueryTimeout(1);
-      }
-      Future<Void> execution =
-          threads.submit(
-              () -> {
-                try (FencingScope inner = Fencing.bind(token)) {
-                  describe.call(ps);
-                }
-                return null;
-              });
-      if (stop == Stop.CANCEL) {
-        await()
-            .atMost(PATIENCE)
-            .until(() -> HandoverWait.waitingForALock(plain, pid) || execution.isDone());
-        assertThat(execution).as("the describe's check waits for the handover").isNotDone();
-        ps.cancel();
-      }
-
-      Throwable thrown = outcome(execution, handover);
-      assertCancelledByPostgres(thrown, describe + " " + stop + " " + mode);
-
-      if (mode.transaction()) {
-        assertThatThrownBy(() -> c.createStatement().executeQuery("SELECT 1"))
-            .isInstanceOfSatisfying(
-                SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"));
-        c.rollback();
-      } else {
-        assertThat(c.getAutoCommit()).isTrue();
-      }
-      handover.rollback(); // the handover is over: max_seen 5 again
-      ps.close();
-
-      insert(c, block + 1); // the same token, the same connection: checked, written
-      if (mode.transaction()) {
-        c.commit();
-      }
-    }
-    assertThat(present(plain, block)).as("the describe's write").isFalse();
-    assertThat(present(plain, block + 1)).as("the write after it").isTrue();
-    assertThat(maxSeen(plain, res)).isEqualTo(20);
-    assertThat(queryLong(plain, "SELECT count(*) FROM fencing.rejection WHERE resource = ?", res))
-        .as("a cancel is no refusal")
-        .isZero();
+    HandoverWait.stoppedWhileTheCheckWaits(
+        plain,
+        simple,
+        threads,
+        res,
+        block,
+        stop,
+        mode,
+        c -> {
+          PreparedStatement ps = c.prepareStatement("INSERT INTO t (id, v) VALUES (?, 1)");
+          ps.setInt(1, block);
+          return ps;
+        },
+        s -> describe.call((PreparedStatement) s),
+        describe.toString());
   }
 }
