@@ -92,14 +92,9 @@ final class HandoverWait {
       String description)
       throws Exception {
     FencingToken token = FencingToken.of(res, 20);
-    // the new holder's first write, its advance of max_seen open: every check of res waits for it
-    Connection handover = plain.getConnection();
-    try (handover;
+    try (Connection handover = openHandover(plain, res);
         FencingScope scope = Fencing.bind(token);
         Connection c = fenced.getConnection()) {
-      handover.setAutoCommit(false);
-      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
-
       int pid = backendPid(c);
       if (mode.transaction()) {
         c.setTransactionIsolation(mode.level);
@@ -174,6 +169,23 @@ final class HandoverWait {
               + " s while the handover's lock was held; once the lock was let go it ended with "
               + late,
           e);
+    }
+  }
+
+  /**
+   * The new holder's first write of {@code res} (an external resource at {@code max_seen} 5), its
+   * advance to 10 left open on the connection returned: every check of {@code res} waits for it
+   * until that connection rolls back.
+   */
+  static Connection openHandover(DataSource plain, String res) throws SQLException {
+    Connection handover = plain.getConnection();
+    try {
+      handover.setAutoCommit(false);
+      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
+      return handover;
+    } catch (SQLException | RuntimeException e) {
+      handover.close();
+      throw e;
     }
   }
 

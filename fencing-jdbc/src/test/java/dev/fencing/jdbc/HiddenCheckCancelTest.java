@@ -196,12 +196,9 @@ class HiddenCheckCancelTest {
     String res = externalResource(plain, "hidden-cancel-commit-" + NAMES.incrementAndGet(), 5);
     FencingToken token = FencingToken.of(res, 20);
     long before = queryLong(plain, "SELECT count(*) FROM hc_rows");
-    Connection handover = plain.getConnection();
-    try (handover;
+    try (Connection handover = HandoverWait.openHandover(plain, res);
         FencingScope scope = Fencing.bind(token);
         Connection c = fenced.getConnection()) {
-      handover.setAutoCommit(false);
-      FencingTestSupport.query(handover, "SELECT fencing.check_token(?, ?)", res, 10L);
       int pid = backendPid(c);
       c.setAutoCommit(false);
       Statement s = c.createStatement();
