@@ -127,16 +127,26 @@ class ClientCpuProbe {
 
   /**
    * The schedstat file of the pool's one backend (its CPU time in ns, first field), or null when
-   * the server is not on this machine.
+   * the server is not on this machine (no process of the backend's pid here, or one that is not
+   * PostgreSQL's).
    */
   private static Path backend(DataSource pool) throws SQLException {
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
-      Path stat = Path.of("/proc", rs.getString(1), "schedstat");
+      Path process = Path.of("/proc", rs.getString(1));
       c.commit();
-      return Files.isReadable(stat) ? stat : null;
+      // a process of that pid here that is no PostgreSQL backend: the server is elsewhere
+      return isPostgres(process) ? process.resolve("schedstat") : null;
+    }
+  }
+
+  private static boolean isPostgres(Path process) {
+    try {
+      return Files.readString(process.resolve("comm")).startsWith("postgres");
+    } catch (IOException e) {
+      return false; // no such process here
     }
   }
 
